@@ -170,4 +170,3 @@ func parseUint32(dst *uint32, v string) error {
 	*dst = uint32(n)
 	return nil
 }
-
