@@ -139,7 +139,9 @@ func TestAuthenticateUpgradesBetterAuthScrypt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var file struct{ Vectors []struct{ Password, Hash string } }
+	var file struct {
+		Vectors []struct{ Password, Hash string }
+	}
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
