@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -27,6 +30,9 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Accounts owns users and passwords; Auth owns sessions on top of it.
+	Accounts *account.Service
+	Auth     *auth.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 }
@@ -59,6 +65,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}), a.Now)
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+		Secret:             cfg.Secret,
+		SessionTTL:         cfg.SessionTTL,
+		RefreshAfter:       cfg.SessionRefreshAfter,
+		PlayerCookiePrefix: cfg.PlayerCookiePrefix,
+		AdminCookiePrefix:  cfg.AdminCookiePrefix,
+		SecureCookies:      cfg.SecureCookies(),
+		TrustedOrigins:     cfg.TrustedOrigins,
+	}, a.Now)
 	return a, nil
 }
 
@@ -91,13 +109,38 @@ func (a *App) Handler() (http.Handler, error) {
 		Log:    a.Log,
 		Config: a.Config,
 		System: a.System,
+		Auth:   a.Auth,
 	})
 }
 
 // Run runs the background workers until ctx is done.
 func (a *App) Run(ctx context.Context) error {
+	var workers sync.WaitGroup
+	workers.Go(func() { a.pruneSessions(ctx) })
 	<-ctx.Done()
+	workers.Wait()
 	return nil
+}
+
+// sessionPruneInterval is how often expired sessions are deleted. Expired
+// sessions are refused on sight anyway; pruning only keeps the table small.
+const sessionPruneInterval = time.Hour
+
+func (a *App) pruneSessions(ctx context.Context) {
+	t := time.NewTicker(sessionPruneInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune expired sessions", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.
