@@ -12,6 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
@@ -35,6 +39,10 @@ type App struct {
 	Auth     *auth.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
+	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
+	Metrics *prometheus.Registry
+
+	httpMetrics *httpapi.Metrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -65,6 +73,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -106,10 +121,11 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:    a.Log,
-		Config: a.Config,
-		System: a.System,
-		Auth:   a.Auth,
+		Log:     a.Log,
+		Config:  a.Config,
+		System:  a.System,
+		Metrics: a.httpMetrics,
+		Auth:    a.Auth,
 	})
 }
 
@@ -120,6 +136,11 @@ func (a *App) Run(ctx context.Context) error {
 	<-ctx.Done()
 	workers.Wait()
 	return nil
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // sessionPruneInterval is how often expired sessions are deleted. Expired

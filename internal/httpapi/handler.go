@@ -19,6 +19,8 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
+	// Metrics, when set, records request counts and latencies.
+	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
 }
@@ -38,6 +40,9 @@ func NewHandler(d Deps) (http.Handler, error) {
 	n.Use(accessLog(d.Log))
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
+	if d.Metrics != nil {
+		n.Use(d.Metrics.middleware())
+	}
 	n.UseHandler(jsonMuxErrors(mux))
 	return n, nil
 }
