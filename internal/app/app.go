@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/mail"
@@ -28,6 +31,9 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Accounts owns users and passwords; Auth owns sessions on top of it.
+	Accounts *account.Service
+	Auth     *auth.Service
 	// MailComposer renders and seals messages for the outbox; services
 	// that send mail compose with it and enqueue in their own transaction.
 	MailComposer *mail.Composer
@@ -68,6 +74,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}), a.Now)
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+		Secret:             cfg.Secret,
+		SessionTTL:         cfg.SessionTTL,
+		RefreshAfter:       cfg.SessionRefreshAfter,
+		PlayerCookiePrefix: cfg.PlayerCookiePrefix,
+		AdminCookiePrefix:  cfg.AdminCookiePrefix,
+		SecureCookies:      cfg.SecureCookies(),
+		TrustedOrigins:     cfg.TrustedOrigins,
+	}, a.Now)
 	if err := a.buildMail(); err != nil {
 		db.Close()
 		return nil, err
@@ -129,14 +147,40 @@ func (a *App) Handler() (http.Handler, error) {
 		Log:    a.Log,
 		Config: a.Config,
 		System: a.System,
+		Auth:   a.Auth,
 	})
 }
 
 // Run runs the background workers until ctx is done: the mail worker
 // hands back a message it is in the middle of sending before Run returns.
 func (a *App) Run(ctx context.Context) error {
-	a.MailWorker.Run(ctx)
+	var workers sync.WaitGroup
+	workers.Go(func() { a.pruneSessions(ctx) })
+	workers.Go(func() { a.MailWorker.Run(ctx) })
+	<-ctx.Done()
+	workers.Wait()
 	return nil
+}
+
+// sessionPruneInterval is how often expired sessions are deleted. Expired
+// sessions are refused on sight anyway; pruning only keeps the table small.
+const sessionPruneInterval = time.Hour
+
+func (a *App) pruneSessions(ctx context.Context) {
+	t := time.NewTicker(sessionPruneInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune expired sessions", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/negroni/v3"
 
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -18,6 +19,8 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
+	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
+	Auth *auth.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
