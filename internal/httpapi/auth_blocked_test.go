@@ -45,6 +45,7 @@ func rawRequest(t *testing.T, srv *apitest.Server, method, target, cookie string
 // Every mount, every blocked name, every method, and every spelling of the
 // path answers 404 ACCOUNT_MUTATION_BLOCKED naming the profile endpoint.
 func TestBlockedPathsOverHTTP(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t)
 	player := srv.SignUpPlayer(t)
 	cookieName := srv.App.Auth.Cookies().SessionCookieName("player")
@@ -120,6 +121,7 @@ func hexByte(c byte) string {
 // Unclean paths to real routes answer 404, as better-auth's router does,
 // rather than the mux's redirect.
 func TestUncleanAuthPathsAreNotFound(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t)
 	for _, target := range []string{"/api/auth/player//get-session", "/api/auth/player/./ok", "/api/auth/player/ok/", "/api/auth/x/../player/ok"} {
 		res, body := rawRequest(t, srv, "GET", target, "")

@@ -34,6 +34,7 @@ func subject(s string) func(mailtest.Message) bool {
 }
 
 func TestEmailVerification(t *testing.T) {
+	t.Parallel()
 	srv, smtp := mailServer(t)
 	p := srv.SignUpPlayer(t)
 	c := p.Client
@@ -91,6 +92,7 @@ func TestEmailVerification(t *testing.T) {
 }
 
 func TestPasswordReset(t *testing.T) {
+	t.Parallel()
 	srv, smtp := mailServer(t)
 	p := srv.SignUpPlayer(t)
 	anon := srv.Client(t)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCSRFOriginChecks(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.WithEnv("PLATFORM_TRUSTED_ORIGINS", "https://play.example.com"))
 	p := srv.SignUpPlayer(t)
 	creds := map[string]any{"email": p.User.Email, "password": p.Password}
@@ -62,6 +63,7 @@ func TestCSRFOriginChecks(t *testing.T) {
 }
 
 func TestCallbackURLAllowList(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.WithEnv("PLATFORM_TRUSTED_ORIGINS", "https://play.example.com"))
 	p := srv.SignUpPlayer(t)
 	c := srv.Client(t)
@@ -105,6 +107,7 @@ func TestCallbackURLAllowList(t *testing.T) {
 // One browser signed in to both realms: each mount sees only its own
 // session, and a player cookie never opens the admin realm.
 func TestRealmSeparation(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t)
 	player := srv.SignUpPlayer(t)
 	admin := srv.CreateAdmin(t)
@@ -148,6 +151,7 @@ func TestRealmSeparation(t *testing.T) {
 }
 
 func TestSecureCookiesOnHTTPSBaseURL(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.WithEnv("PLATFORM_BASE_URL", "https://play.example.com"))
 	c := srv.Client(t)
 	c.Origin = "https://play.example.com"
@@ -165,6 +169,7 @@ func TestSecureCookiesOnHTTPSBaseURL(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	wrong := func(email string) map[string]any { return map[string]any{"email": email, "password": "wrong password"} }
 	t.Run("per IP, get-session exempt", func(t *testing.T) {
 		srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "3/1m"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))

@@ -82,6 +82,7 @@ func getSession(t *testing.T, c *apitest.Client, mount string) *sessionAndUser {
 // Every flow of a mount, over HTTP with a cookie jar, on the player mount
 // and on the legacy mount that serves the same realm.
 func TestPlayerSessionFlows(t *testing.T) {
+	t.Parallel()
 	for _, mount := range []string{"/api/auth/player", "/api/auth"} {
 		t.Run(mount, func(t *testing.T) {
 			srv := apitest.New(t)
@@ -216,6 +217,7 @@ func TestPlayerSessionFlows(t *testing.T) {
 }
 
 func TestSignInWithCallbackURL(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t)
 	p := srv.SignUpPlayer(t)
 	c := srv.Client(t)
@@ -231,6 +233,7 @@ func TestSignInWithCallbackURL(t *testing.T) {
 }
 
 func TestSignUpAndSignInErrors(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))
 	if r := srv.Client(t).Do("POST", "/api/auth/player/sign-up/email", signUpBody("ada@example.com", "Ada")); r.Status != 200 {
 		t.Fatalf("sign-up = %d %s", r.Status, r.Body)
@@ -296,6 +299,7 @@ func TestSignUpAndSignInErrors(t *testing.T) {
 // 50 concurrent sign-ups with one nickname (in different letter cases):
 // exactly one succeeds and every other gets 422 NICKNAME_TAKEN.
 func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
+	t.Parallel()
 	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"))
 	const n = 50
 	statuses := make([]int, n)
