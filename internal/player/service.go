@@ -66,7 +66,7 @@ type Queue struct {
 	Mode    string `json:"mode"`
 	MapSize string `json:"mapSize"`
 	// PartySize is the most players one lobby may bring to the queue.
-	PartySize int `json:"partySize"`
+	PartySize int  `json:"partySize"`
 	Rated     bool `json:"rated"`
 	// RequiresValidDeck makes every member of a lobby for this queue need a
 	// valid default deck.
