@@ -11,10 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -27,6 +32,12 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+
+	Accounts *account.Service
+	Queues   player.Queues
+	LiveOps  *liveops.Service
+	Players  *player.Service
+	Seeder   *seed.Seeder
 	// Now is the clock every service uses.
 	Now func() time.Time
 }
@@ -59,7 +70,61 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism}), a.Now)
+	a.buildPlayer()
+	if err := a.seedEmptySQLite(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// buildPlayer wires the player meta state: live-ops, the player service,
+// the seeder, and the facts /api/meta publishes about them.
+func (a *App) buildPlayer() {
+	a.Queues = queuePresets
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
+	limits := player.DefaultLimits
+	limits.MaxFriends = a.Config.FriendLimit
+	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
+	a.System.AddMeta("social", player.StateMachine())
+	a.System.AddMeta("deckCode", player.DeckCodeInfo())
+	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// queuePresets are the matchmaking queues as lobbies see them.
+var queuePresets = player.QueueList{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+}
+
+// seedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box. PostgreSQL
+// deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) seedEmptySQLite(ctx context.Context) error {
+	if a.DB.Dialect() != store.SQLite {
+		return nil
+	}
+	head, err := a.DB.Player().CatalogHead(ctx)
+	if err != nil || head != nil {
+		return err
+	}
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
+	if err != nil {
+		return fmt.Errorf("seed the empty database: %w", err)
+	}
+	a.Log.Info("seeded the empty database with the embedded fixtures", "items", len(report.Items), "world", !a.Config.IsProduction())
+	return nil
 }
 
 func (a *App) migrate(ctx context.Context) error {
@@ -96,8 +161,28 @@ func (a *App) Handler() (http.Handler, error) {
 
 // Run runs the background workers until ctx is done.
 func (a *App) Run(ctx context.Context) error {
-	<-ctx.Done()
+	a.closeIdleLobbies(ctx)
 	return nil
+}
+
+// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
+// already treats an idle lobby as closed; the sweep frees their members
+// and join codes without waiting for someone to touch them.
+func (a *App) closeIdleLobbies(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("close idle lobbies", "error", err)
+		} else if n > 0 {
+			a.Log.Info("closed idle lobbies", "count", n)
+		}
+	}
 }
 
 // Close releases the database.
