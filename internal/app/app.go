@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
@@ -40,6 +44,10 @@ type App struct {
 	Seeder   *seed.Seeder
 	// Now is the clock every service uses.
 	Now func() time.Time
+	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
+	Metrics *prometheus.Registry
+
+	httpMetrics *httpapi.Metrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -77,6 +85,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
 }
 
@@ -153,9 +168,10 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:    a.Log,
-		Config: a.Config,
-		System: a.System,
+		Log:     a.Log,
+		Config:  a.Config,
+		System:  a.System,
+		Metrics: a.httpMetrics,
 	})
 }
 
@@ -183,6 +199,11 @@ func (a *App) closeIdleLobbies(ctx context.Context) {
 			a.Log.Info("closed idle lobbies", "count", n)
 		}
 	}
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // Close releases the database.

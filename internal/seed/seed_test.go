@@ -28,7 +28,7 @@ func snapshot(t *testing.T, db *store.DB) map[string]int {
 	for _, table := range []string{"content_catalogs", "content_card_ids", "liveops_configs", "fixture_ledger", "users",
 		"player_profiles", "player_decks", "social_edges", "lobbies", "lobby_members"} {
 		var n int
-		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM " + table).Scan(context.Background(), &n); err != nil {
+		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM "+table).Scan(context.Background(), &n); err != nil {
 			t.Fatal(err)
 		}
 		out[table] = n
