@@ -227,6 +227,7 @@ func (a *App) Handler() (http.Handler, error) {
 		System:  a.System,
 		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
+		Players: a.Players,
 	})
 }
 
