@@ -9,16 +9,24 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -31,6 +39,24 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Accounts owns users and passwords; Auth owns sessions on top of it.
+	Accounts *account.Service
+	Auth     *auth.Service
+	// MailComposer renders and seals messages for the outbox; services
+	// that send mail compose with it and enqueue in their own transaction.
+	MailComposer *mail.Composer
+	// MailWorker delivers the outbox while Run runs; services call its
+	// Wake after committing a message so it goes out at once.
+	MailWorker *mail.Worker
+	// Outbox is the support view of the outbox.
+	Outbox *mail.Outbox
+	// Queues are the matchmaking queue presets; Players owns decks,
+	// friends and lobbies; LiveOps the live-ops configuration; Seeder
+	// applies the fixtures.
+	Queues  player.Queues
+	Players *player.Service
+	LiveOps *liveops.Service
+	Seeder  *seed.Seeder
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -74,7 +100,100 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}), a.Now)
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+		Secret:             cfg.Secret,
+		SessionTTL:         cfg.SessionTTL,
+		RefreshAfter:       cfg.SessionRefreshAfter,
+		PlayerCookiePrefix: cfg.PlayerCookiePrefix,
+		AdminCookiePrefix:  cfg.AdminCookiePrefix,
+		SecureCookies:      cfg.SecureCookies(),
+		TrustedOrigins:     cfg.TrustedOrigins,
+	}, a.Now)
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.buildPlayer()
+	if err := a.seedEmptySQLite(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// buildPlayer wires the player meta state: live-ops, the player service,
+// the seeder, and the facts /api/meta publishes about them.
+func (a *App) buildPlayer() {
+	a.Queues = queuePresets
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
+	limits := player.DefaultLimits
+	limits.MaxFriends = a.Config.FriendLimit
+	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
+	a.System.AddMeta("social", player.StateMachine())
+	a.System.AddMeta("deckCode", player.DeckCodeInfo())
+	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// queuePresets are the matchmaking queues as lobbies see them.
+var queuePresets = player.QueueList{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+}
+
+// seedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box. PostgreSQL
+// deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) seedEmptySQLite(ctx context.Context) error {
+	if a.DB.Dialect() != store.SQLite {
+		return nil
+	}
+	head, err := a.DB.Player().CatalogHead(ctx)
+	if err != nil || head != nil {
+		return err
+	}
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
+	if err != nil {
+		return fmt.Errorf("seed the empty database: %w", err)
+	}
+	a.Log.Info("seeded the empty database with the embedded fixtures", "items", len(report.Items), "world", !a.Config.IsProduction())
+	return nil
+}
+
+// buildMail sets up the outbox and its worker. Without an SMTP URL (only
+// allowed in development) messages are written to the log, links
+// included, instead of being dropped.
+func (a *App) buildMail() error {
+	composer, err := mail.NewComposer(a.Config.Secret, a.Now)
+	if err != nil {
+		return err
+	}
+	var sender mail.Sender = mail.LogSender{Log: a.Log, ShowLinks: !a.Config.IsProduction()}
+	if a.Config.SMTPURL != "" {
+		smtp, err := mail.NewSMTPSender(mail.SMTPConfig{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
+		if err != nil {
+			return &config.Error{Setting: "PLATFORM_SMTP_URL", Problem: err.Error()}
+		}
+		sender = smtp
+	}
+	a.MailComposer = composer
+	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
+		PollInterval: a.Config.MailPollInterval,
+		BackoffBase:  a.Config.MailRetryBase,
+	})
+	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
+	return nil
 }
 
 func (a *App) migrate(ctx context.Context) error {
@@ -107,18 +226,67 @@ func (a *App) Handler() (http.Handler, error) {
 		Config:  a.Config,
 		System:  a.System,
 		Metrics: a.httpMetrics,
+		Auth:    a.Auth,
+		Players: a.Players,
 	})
 }
 
-// Run runs the background workers until ctx is done.
+// Run runs the background workers until ctx is done: the mail worker
+// hands back a message it is in the middle of sending before Run returns.
 func (a *App) Run(ctx context.Context) error {
+	var workers sync.WaitGroup
+	workers.Go(func() { a.pruneSessions(ctx) })
+	workers.Go(func() { a.MailWorker.Run(ctx) })
+	workers.Go(func() { a.closeIdleLobbies(ctx) })
 	<-ctx.Done()
+	workers.Wait()
 	return nil
+}
+
+// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
+// already treats an idle lobby as closed; the sweep frees their members
+// and join codes without waiting for someone to touch them.
+func (a *App) closeIdleLobbies(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("close idle lobbies", "error", err)
+		} else if n > 0 {
+			a.Log.Info("closed idle lobbies", "count", n)
+		}
+	}
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+}
+
+// sessionPruneInterval is how often expired sessions are deleted. Expired
+// sessions are refused on sight anyway; pruning only keeps the table small.
+const sessionPruneInterval = time.Hour
+
+func (a *App) pruneSessions(ctx context.Context) {
+	t := time.NewTicker(sessionPruneInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune expired sessions", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.
