@@ -70,6 +70,12 @@ func (in *emailRequest) Validate() error {
 	return nil
 }
 
+// optionalBody is the body of routes that need none: better-auth's client
+// sends {} or nothing, and anything that is not a JSON object is refused.
+type optionalBody struct {
+	CallbackURL string `json:"callbackURL"`
+}
+
 type resetPasswordRequest struct {
 	NewPassword string `json:"newPassword"`
 	Token       string `json:"token"`
@@ -176,6 +182,10 @@ func handleSignIn(d Deps, realm account.Realm) http.Handler {
 // clears the cookies in any case.
 func handleSignOut(d Deps, realm account.Realm) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := decode[optionalBody](r); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
 		if p, err := d.Auth.SessionFromRequest(r.Context(), realm, r); err == nil {
 			if err := d.Auth.SignOut(r.Context(), p); err != nil {
 				respondErr(w, r, d.Log, err)
@@ -252,6 +262,10 @@ func handleRevokeSession(d Deps) http.Handler {
 
 func handleRevokeSessions(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := decode[optionalBody](r); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
 		p := principalFrom(r)
 		if err := d.Auth.RevokeSessions(r.Context(), p); err != nil {
 			respondErr(w, r, d.Log, err)
@@ -264,6 +278,10 @@ func handleRevokeSessions(d Deps) http.Handler {
 
 func handleRevokeOtherSessions(d Deps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := decode[optionalBody](r); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
 		if err := d.Auth.RevokeOtherSessions(r.Context(), principalFrom(r)); err != nil {
 			respondErr(w, r, d.Log, err)
 			return
