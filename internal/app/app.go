@@ -19,6 +19,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -42,6 +43,8 @@ type App struct {
 	MailWorker *mail.Worker
 	// Outbox is the support view of the outbox.
 	Outbox *mail.Outbox
+	// Profile runs the email-confirmed profile, email and password changes.
+	Profile *profile.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 }
@@ -87,6 +90,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		TrustedOrigins:     cfg.TrustedOrigins,
 	}, a.Now)
 	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -144,10 +153,11 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:    a.Log,
-		Config: a.Config,
-		System: a.System,
-		Auth:   a.Auth,
+		Log:     a.Log,
+		Config:  a.Config,
+		System:  a.System,
+		Auth:    a.Auth,
+		Profile: a.Profile,
 	})
 }
 

@@ -83,6 +83,15 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
 	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+		set: func(c *Config, v string) error {
+			var n uint32
+			if err := parseUint32(&n, v); err != nil || n > 10000 {
+				return fmt.Errorf("must be 0-10000")
+			}
+			c.ProfileRateLimit = int(n)
+			return nil
+		}},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

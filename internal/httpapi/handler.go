@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -21,6 +22,8 @@ type Deps struct {
 	System *system.Service
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
