@@ -12,7 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/towerdefence/platformctl/internal/account"
+
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -47,6 +51,10 @@ type App struct {
 	Profile *profile.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
+	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
+	Metrics *prometheus.Registry
+
+	httpMetrics *httpapi.Metrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -99,6 +107,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
 }
 
@@ -158,6 +173,7 @@ func (a *App) Handler() (http.Handler, error) {
 		System:  a.System,
 		Auth:    a.Auth,
 		Profile: a.Profile,
+		Metrics: a.httpMetrics,
 	})
 }
 
@@ -191,6 +207,11 @@ func (a *App) pruneSessions(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // Close releases the database.

@@ -24,6 +24,8 @@ type Deps struct {
 	Auth *auth.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
+	// Metrics, when set, records request counts and latencies.
+	Metrics *Metrics
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -41,6 +43,9 @@ func NewHandler(d Deps) (http.Handler, error) {
 	n.Use(accessLog(d.Log))
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
+	if d.Metrics != nil {
+		n.Use(d.Metrics.middleware())
+	}
 	n.UseHandler(jsonMuxErrors(mux))
 	return n, nil
 }
