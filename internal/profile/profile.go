@@ -185,10 +185,10 @@ type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Token returns a token and its change, or nil, nil, nil.
 	Token(ctx context.Context, hash string) (*Token, *Change, error)
-	// HitRateLimit records one event under key unless limit events already
-	// happened within window before now; then it records nothing and
-	// returns how long until the oldest of them leaves the window.
-	HitRateLimit(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (time.Duration, error)
+	// HitRateLimit records one event under each key, unless some key
+	// already had limit events within window before now; then it records
+	// nothing and returns how long until that key has room again.
+	HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error)
 }
 
 // Accounts is what the service needs from the account package.
@@ -226,7 +226,7 @@ type Service struct {
 	audit    *audit.Log
 	tokenKey []byte
 	ttl      time.Duration
-	limit    int
+	limitN   int
 	window   time.Duration
 	now      func() time.Time
 }
@@ -255,7 +255,7 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 		audit:    auditLog,
 		tokenKey: tokenKey(opts.Secret),
 		ttl:      opts.TokenTTL,
-		limit:    opts.RateLimit,
+		limitN:   opts.RateLimit,
 		window:   opts.RateWindow,
 		now:      now,
 	}, nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -134,31 +135,47 @@ func tokenByHash(ctx context.Context, idb bun.IDB, hash string) (*profile.Token,
 
 // HitRateLimit implements profile.Store as a sliding window in the
 // database, so that every serve process shares one count. On PostgreSQL
-// a transaction-scoped advisory lock on the key serialises concurrent hits
-// of one key; SQLite's immediate transactions serialise everything.
-func (s *ProfileStore) HitRateLimit(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
+// transaction-scoped advisory locks on the keys serialise concurrent hits
+// of a key; SQLite's immediate transactions serialise everything.
+func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
 	now = now.UTC()
 	since := now.Add(-window)
+	keys = slices.Sorted(slices.Values(keys)) // one lock order for every caller
 	var wait time.Duration
 	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if s.db.dialect == Postgres {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+		for _, key := range keys {
+			if s.db.dialect == Postgres {
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.NewDelete().Model((*rateEventRow)(nil)).Where("key = ? AND at <= ?", key, since).Exec(ctx); err != nil {
 				return err
 			}
+			n, err := tx.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
+			if err != nil {
+				return err
+			}
+			if n < int64(limit) {
+				continue
+			}
+			// A slot frees up when the event that put the key at its limit
+			// leaves the window.
+			var oldest rateEventRow
+			if err := tx.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
+				Order("at").Offset(n - int64(limit)).Limit(1).Scan(ctx); err != nil {
+				return err
+			}
+			wait = max(wait, oldest.At.UTC().Add(window).Sub(now), time.Second)
 		}
-		if _, err := tx.NewDelete().Model((*rateEventRow)(nil)).Where("key = ? AND at <= ?", key, since).Exec(ctx); err != nil {
-			return err
-		}
-		var events []rateEventRow
-		if err := tx.NewSelect().Model(&events).Where("key = ? AND at > ?", key, since).
-			Order("at").Limit(int64(limit)).Scan(ctx); err != nil {
-			return err
-		}
-		if len(events) >= limit {
-			wait = max(events[0].At.UTC().Add(window).Sub(now), time.Second)
+		if wait > 0 {
 			return nil
 		}
-		_, err := tx.NewInsert().Model(&rateEventRow{Key: key, At: now}).Exec(ctx)
+		rows := make([]rateEventRow, len(keys))
+		for i, key := range keys {
+			rows[i] = rateEventRow{Key: key, At: now}
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 		return err
 	})
 	if err != nil {
