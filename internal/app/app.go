@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/towerdefence/platformctl/internal/account"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -85,6 +85,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -107,13 +114,6 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
-	a.Metrics = prometheus.NewRegistry()
-	a.Metrics.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
-	)
-	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
 }
 
@@ -171,9 +171,9 @@ func (a *App) Handler() (http.Handler, error) {
 		Log:     a.Log,
 		Config:  a.Config,
 		System:  a.System,
+		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
 		Profile: a.Profile,
-		Metrics: a.httpMetrics,
 	})
 }
 
@@ -186,6 +186,11 @@ func (a *App) Run(ctx context.Context) error {
 	<-ctx.Done()
 	workers.Wait()
 	return nil
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // sessionPruneInterval is how often expired sessions are deleted. Expired
@@ -207,11 +212,6 @@ func (a *App) pruneSessions(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// MetricsHandler serves the registry in the Prometheus text format.
-func (a *App) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // Close releases the database.

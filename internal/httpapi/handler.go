@@ -20,12 +20,12 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
+	// Metrics, when set, records request counts and latencies.
+	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
-	// Metrics, when set, records request counts and latencies.
-	Metrics *Metrics
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
