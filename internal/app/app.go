@@ -183,6 +183,7 @@ func (a *App) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
+	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
@@ -205,6 +206,25 @@ func (a *App) pruneSessions(ctx context.Context) {
 			a.Log.Warn("prune expired sessions", "error", err)
 		} else if n > 0 {
 			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
+// changes lose their new password hash, and old changes go.
+func (a *App) pruneProfileChanges(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune profile changes", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned old profile changes", "count", n)
 		}
 		select {
 		case <-ctx.Done():

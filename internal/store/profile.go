@@ -184,6 +184,31 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 	return wait, nil
 }
 
+// Prune implements profile.Store.
+func (s *ProfileStore) Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error) {
+	var deleted int64
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
+			Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, staleBefore.UTC()).
+			Exec(ctx); err != nil {
+			return err
+		}
+		res, err := tx.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", deleteBefore.UTC()).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if deleted, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", eventsBefore.UTC()).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("prune profile changes: %w", err))
+	}
+	return int(deleted), nil
+}
+
 // profileTx implements profile.Tx over one bun transaction.
 type profileTx struct {
 	tx       bun.Tx
