@@ -134,7 +134,8 @@ func tokenByHash(ctx context.Context, idb bun.IDB, hash string) (*profile.Token,
 }
 
 // HitRateLimit implements profile.Store as a sliding window in the
-// database, so that every serve process shares one count. On PostgreSQL
+// database, so that every serve process shares one count (Prune deletes
+// events that left the window). On PostgreSQL
 // transaction-scoped advisory locks on the keys serialise concurrent hits
 // of a key; SQLite's immediate transactions serialise everything.
 func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
@@ -148,9 +149,6 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
 					return err
 				}
-			}
-			if _, err := tx.NewDelete().Model((*rateEventRow)(nil)).Where("key = ? AND at <= ?", key, since).Exec(ctx); err != nil {
-				return err
 			}
 			n, err := tx.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
 			if err != nil {
