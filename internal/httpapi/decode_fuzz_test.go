@@ -34,6 +34,10 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"emailRequest":             decodeOnly[emailRequest],
 	"resetPasswordRequest":     decodeOnly[resetPasswordRequest],
 	"optionalBody":             decodeOnly[optionalBody],
+	"confirmChangeRequest":     decodeOnly[confirmChangeRequest],
+	"profileChangeRequest":     decodeOnly[profileChangeRequest],
+	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
+	"emailChangeRequest":       decodeOnly[emailChangeRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {

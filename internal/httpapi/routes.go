@@ -43,6 +43,12 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
 	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
+
+	// Profile changes, each confirmed by email (package profile).
+	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
+	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
+	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
+	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
 }
 
 // addAuthRoutes lists the routes of one authentication mount. Only the
