@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/mail"
 )
@@ -336,4 +338,47 @@ func (s *SessionStore) ResetPassword(ctx context.Context, realm account.Realm, t
 		}
 		return nil
 	})
+}
+
+// CreateUserAudited implements auth.SupportStore.
+func (s *SessionStore) CreateUserAudited(ctx context.Context, u *account.User, e *audit.Entry) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := insertUser(ctx, tx, u); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, e)
+	})
+}
+
+// DeleteSessionsAudited implements auth.SupportStore. The entry's details
+// get the number of sessions revoked; a named session that does not exist
+// is ErrSessionNotFound, and nothing is recorded.
+func (s *SessionStore) DeleteSessionsAudited(ctx context.Context, userID, sessionID uuid.UUID, e *audit.Entry) (int, error) {
+	var n int
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID)
+		if sessionID != uuid.Nil {
+			q = q.Where("id = ?", sessionID)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return err
+		}
+		affected, _ := res.RowsAffected()
+		n = int(affected)
+		if sessionID != uuid.Nil && n == 0 {
+			return auth.ErrSessionNotFound // nothing done, nothing to record
+		}
+		if e.Details == nil {
+			e.Details = map[string]string{}
+		}
+		e.Details["revoked"] = strconv.Itoa(n)
+		return insertAudit(ctx, tx, e)
+	})
+	return n, err
+}
+
+// InsertAudit implements auth.SupportStore.
+func (s *SessionStore) InsertAudit(ctx context.Context, e *audit.Entry) error {
+	return insertAudit(ctx, s.db.bun, e)
 }
