@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/scrypt"
@@ -53,10 +52,6 @@ const (
 type Hasher struct {
 	params Argon2Params
 	slots  chan struct{}
-
-	dummyOnce sync.Once
-	dummy     string
-	dummyErr  error
 }
 
 // NewHasher returns a hasher that makes new hashes with params.
@@ -129,21 +124,26 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (ok, stal
 	return subtle.ConstantTimeCompare(key, want) == 1, true, nil
 }
 
-// BurnVerify spends the time of a real verification against a fixed hash.
-// Sign-in calls it for unknown emails so that timing does not reveal which
-// accounts exist.
+// BurnVerify spends the time of a real verification with the current
+// parameters, against a salt and key that match nothing. Sign-in calls it
+// for unknown emails so that timing does not reveal which accounts exist;
+// it needs no stored dummy hash, so even the first call costs the same.
 func (h *Hasher) BurnVerify(ctx context.Context, password string) error {
-	h.dummyOnce.Do(func() {
-		// Not cancellable: a cancelled first caller must not spoil the dummy
-		// hash for every later one.
-		h.dummy, h.dummyErr = h.Hash(context.WithoutCancel(ctx), "dummy password for unknown accounts")
-	})
-	if h.dummyErr != nil {
-		return h.dummyErr
+	if err := h.acquire(ctx); err != nil {
+		return err
 	}
-	_, _, err := h.Verify(ctx, h.dummy, password)
-	return err
+	defer h.release()
+	p := h.params
+	key := argon2.IDKey([]byte(norm.NFKC.String(password)), burnSalt[:], p.Iterations, p.MemoryKiB, p.Parallelism, argon2KeyLen)
+	subtle.ConstantTimeCompare(key, burnKey[:])
+	return nil
 }
+
+// burnSalt and burnKey stand in for an account that does not exist.
+var (
+	burnSalt = [argon2SaltLen]byte{'n', 'o', ' ', 's', 'u', 'c', 'h', ' ', 'a', 'c', 'c', 'o', 'u', 'n', 't', '!'}
+	burnKey  [argon2KeyLen]byte
+)
 
 type argon2Hash struct {
 	params Argon2Params
