@@ -99,6 +99,9 @@ type Store interface {
 	UserByID(ctx context.Context, id uuid.UUID) (*User, error)
 	UserByEmail(ctx context.Context, realm Realm, email string) (*User, error)
 	SetPasswordHash(ctx context.Context, id uuid.UUID, hash string, at time.Time) error
+	// Taken reports whether realm already has a user with email, or with
+	// a nickname whose key is nicknameKey ("" checks no nickname).
+	Taken(ctx context.Context, realm Realm, email, nicknameKey string) (emailTaken, nicknameTaken bool, err error)
 }
 
 // Service applies the account rules over a Store.
@@ -129,7 +132,27 @@ func (s *Service) Prepare(ctx context.Context, realm Realm, in NewUser) (*User, 
 	if err != nil {
 		return nil, err
 	}
-	hash, err := s.hasher.Hash(ctx, in.Password)
+	// The unique indexes decide at insert time; this early look only spares
+	// the hash when the answer is already known.
+	hash, err := s.hasher.HashIf(ctx, in.Password, func(ctx context.Context) error {
+		key := ""
+		if u.Nickname != "" {
+			key = NicknameKey(u.Nickname)
+		}
+		emailTaken, nicknameTaken, err := s.store.Taken(ctx, realm, u.Email, key)
+		switch {
+		case err != nil:
+			return err
+		case emailTaken:
+			return ErrEmailTaken
+		case nicknameTaken:
+			return ErrNicknameTaken
+		}
+		return nil
+	})
+	if errors.Is(err, ErrEmailTaken) || errors.Is(err, ErrNicknameTaken) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("prepare user: %w", err)
 	}

@@ -72,6 +72,14 @@ func (h *Hasher) release() { <-h.slots }
 
 // Hash returns the argon2id PHC string of password with a fresh salt.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
+	return h.HashIf(ctx, password, nil)
+}
+
+// HashIf is Hash, but first runs precheck (when not nil) once a hashing
+// slot is free, and returns its error without hashing. Checks that would
+// make the hash useless (the nickname was taken meanwhile) thus run as
+// late as possible, so a queue of doomed requests costs no argon2.
+func (h *Hasher) HashIf(ctx context.Context, password string, precheck func(context.Context) error) (string, error) {
 	salt := make([]byte, argon2SaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
@@ -80,6 +88,11 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 		return "", err
 	}
 	defer h.release()
+	if precheck != nil {
+		if err := precheck(ctx); err != nil {
+			return "", err
+		}
+	}
 	p := h.params
 	key := argon2.IDKey([]byte(norm.NFKC.String(password)), salt, p.Iterations, p.MemoryKiB, p.Parallelism, argon2KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.MemoryKiB, p.Iterations, p.Parallelism,

@@ -192,3 +192,31 @@ func TestVerifyAndHashPassword(t *testing.T) {
 		t.Fatalf("HashPassword = %q, %v", h, err)
 	}
 }
+
+// The unique indexes, not the early look in Prepare, are what decide: an
+// insert that skips the look is refused with the same errors.
+func TestUniqueIndexesDecide(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mk := func(email, nickname string) *account.User {
+		return &account.User{ID: uuid.New(), Realm: account.RealmPlayer, Email: email, Name: "X", Nickname: nickname,
+			PasswordHash: "x:y", CreatedAt: now, UpdatedAt: now}
+	}
+	if err := db.Accounts().InsertUser(ctx, mk("a@example.com", "Racer")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Accounts().InsertUser(ctx, mk("b@example.com", "rACER")); !errors.Is(err, account.ErrNicknameTaken) {
+		t.Fatalf("duplicate nickname key = %v", err)
+	}
+	if err := db.Accounts().InsertUser(ctx, mk("a@example.com", "other")); !errors.Is(err, account.ErrEmailTaken) {
+		t.Fatalf("duplicate email = %v", err)
+	}
+	e, n, err := db.Accounts().Taken(ctx, account.RealmPlayer, "a@example.com", "racer")
+	if err != nil || !e || !n {
+		t.Fatalf("Taken = %v %v %v", e, n, err)
+	}
+	if e, n, _ := db.Accounts().Taken(ctx, account.RealmAdmin, "a@example.com", "racer"); e || n {
+		t.Fatal("Taken crosses realms")
+	}
+}

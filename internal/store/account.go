@@ -92,9 +92,9 @@ func mapUserError(err error) error {
 	case err == nil:
 		return nil
 	case uniqueViolation(err, "users_email_key"), uniqueViolation(err, "users.email"):
-		return account.ErrEmailTaken.Wrap(err)
+		return account.ErrEmailTaken
 	case uniqueViolation(err, "users_nickname_key"), uniqueViolation(err, "users.nickname_key"):
-		return account.ErrNicknameTaken.Wrap(err)
+		return account.ErrNicknameTaken
 	}
 	return mapError(err)
 }
@@ -139,4 +139,26 @@ func setPasswordHash(ctx context.Context, idb bun.IDB, id uuid.UUID, hash string
 		return account.ErrNotFound
 	}
 	return nil
+}
+
+// Taken implements account.Store with one query over both unique indexes.
+func (s *AccountStore) Taken(ctx context.Context, realm account.Realm, email, nicknameKey string) (emailTaken, nicknameTaken bool, err error) {
+	var rows []struct {
+		Email       string  `bun:"email"`
+		NicknameKey *string `bun:"nickname_key"`
+	}
+	q := s.db.bun.NewSelect().Table("users").Column("email", "nickname_key").Where("realm = ?", string(realm))
+	if nicknameKey != "" {
+		q = q.Where("(email = ? OR nickname_key = ?)", email, nicknameKey)
+	} else {
+		q = q.Where("email = ?", email)
+	}
+	if err := q.Limit(2).Scan(ctx, &rows); err != nil {
+		return false, false, mapError(err)
+	}
+	for _, r := range rows {
+		emailTaken = emailTaken || r.Email == email
+		nicknameTaken = nicknameTaken || (nicknameKey != "" && r.NicknameKey != nil && *r.NicknameKey == nicknameKey)
+	}
+	return emailTaken, nicknameTaken, nil
 }
