@@ -16,14 +16,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -47,6 +51,13 @@ type App struct {
 	MailWorker *mail.Worker
 	// Outbox is the support view of the outbox.
 	Outbox *mail.Outbox
+	// Queues are the matchmaking queue presets; Players owns decks,
+	// friends and lobbies; LiveOps the live-ops configuration; Seeder
+	// applies the fixtures.
+	Queues  player.Queues
+	Players *player.Service
+	LiveOps *liveops.Service
+	Seeder  *seed.Seeder
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
 	// Now is the clock every service uses.
@@ -108,6 +119,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.buildPlayer()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
 		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
 	if err != nil {
@@ -115,6 +127,54 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	return a, nil
+}
+
+// buildPlayer wires the player meta state: live-ops, the player service,
+// the seeder, and the facts /api/meta publishes about them.
+func (a *App) buildPlayer() {
+	a.Queues = queuePresets
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
+	limits := player.DefaultLimits
+	limits.MaxFriends = a.Config.FriendLimit
+	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
+	a.System.AddMeta("social", player.StateMachine())
+	a.System.AddMeta("deckCode", player.DeckCodeInfo())
+	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// queuePresets are the matchmaking queues as lobbies see them.
+var queuePresets = player.QueueList{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+}
+
+// SeedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box; serve calls
+// it after New, as New applies the embedded database's migrations.
+// PostgreSQL deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) SeedEmptySQLite(ctx context.Context) error {
+	if a.DB.Dialect() != store.SQLite {
+		return nil
+	}
+	head, err := a.DB.Player().CatalogHead(ctx)
+	if err != nil || head != nil {
+		return err
+	}
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
+	if err != nil {
+		return fmt.Errorf("seed the empty database: %w", err)
+	}
+	a.Log.Info("seeded the empty database with the embedded fixtures", "items", len(report.Items), "world", !a.Config.IsProduction())
+	return nil
 }
 
 // buildMail sets up the outbox and its worker. Without an SMTP URL (only
@@ -173,6 +233,7 @@ func (a *App) Handler() (http.Handler, error) {
 		System:  a.System,
 		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
+		Players: a.Players,
 		Profile: a.Profile,
 	})
 }
@@ -183,10 +244,31 @@ func (a *App) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
+	workers.Go(func() { a.closeIdleLobbies(ctx) })
 	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
+}
+
+// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
+// already treats an idle lobby as closed; the sweep frees their members
+// and join codes without waiting for someone to touch them.
+func (a *App) closeIdleLobbies(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("close idle lobbies", "error", err)
+		} else if n > 0 {
+			a.Log.Info("closed idle lobbies", "count", n)
+		}
+	}
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -24,6 +25,8 @@ type Deps struct {
 	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
+	// Players serves the catalog and the player meta state.
+	Players *player.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
 }
@@ -35,8 +38,12 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	schemas, err := jsonSchemas(openapi)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	addRoutes(mux, d, openapi)
+	addRoutes(mux, d, openapi, schemas)
 
 	n := negroni.New()
 	n.Use(withRequestID())
