@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/towerdefence/platformctl/internal/store"
+)
+
+func newMigrateCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply, roll back or inspect database migrations",
+		Long: "Migrations are plain SQL per dialect, embedded in the binary. `migrate up` is safe to run\n" +
+			"from two deploy jobs at once: they serialise on a lock and each migration runs once.",
+	}
+	cmd.AddCommand(
+		newMigrateUpCmd(e),
+		newMigrateDownCmd(e),
+		newMigrateStatusCmd(e),
+		newMigrateCreateCmd(e),
+		newMigrateUnlockCmd(e),
+	)
+	return cmd
+}
+
+// openMigrator opens the configured database without building services.
+func openMigrator(cmd *cobra.Command, e *env) (*store.Migrator, func(), error) {
+	cfg, err := loadConfig(cmd, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := db.Migrator()
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return m, func() { db.Close() }, nil
+}
+
+func newMigrateUpCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Apply every pending migration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, done, err := openMigrator(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer done()
+			applied, err := m.Up(cmd.Context())
+			for _, name := range applied {
+				fmt.Fprintln(e.stderr, "applied", name)
+			}
+			if err != nil {
+				return err
+			}
+			if len(applied) == 0 {
+				fmt.Fprintln(e.stderr, "database is up to date")
+			}
+			return nil
+		},
+	}
+	bindSettings(cmd)
+	return cmd
+}
+
+func newMigrateDownCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Roll back the last applied group of migrations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, done, err := openMigrator(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer done()
+			rolled, err := m.Down(cmd.Context())
+			for _, name := range rolled {
+				fmt.Fprintln(e.stderr, "rolled back", name)
+			}
+			if err != nil {
+				return err
+			}
+			if len(rolled) == 0 {
+				fmt.Fprintln(e.stderr, "nothing to roll back")
+			}
+			return nil
+		},
+	}
+	bindSettings(cmd)
+	return cmd
+}
+
+func newMigrateStatusCmd(e *env) *cobra.Command {
+	var output *string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "List migrations and whether each is applied",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+			m, done, err := openMigrator(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer done()
+			st, err := m.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if *output == outputJSON {
+				return writeJSON(e.stdout, st)
+			}
+			rows := make([][]string, 0, len(st))
+			for _, s := range st {
+				state, group, at := "pending", "", ""
+				if s.Applied {
+					state, group = "applied", strconv.FormatInt(s.GroupID, 10)
+					at = s.AppliedAt.Format(time.RFC3339)
+				}
+				rows = append(rows, []string{s.Name, s.Comment, state, group, at})
+			}
+			return writeTable(e.stdout, []string{"MIGRATION", "NAME", "STATE", "GROUP", "APPLIED AT"}, rows)
+		},
+	}
+	output = addOutputFlag(cmd)
+	bindSettings(cmd)
+	return cmd
+}
+
+func newMigrateCreateCmd(e *env) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create empty up and down migration files for both dialects",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := store.CreateMigration(dir, args[0], time.Now())
+			if err != nil {
+				return withExit(ExitUsage, err)
+			}
+			for _, p := range paths {
+				fmt.Fprintln(e.stdout, p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "migrations", "the repository's migrations folder")
+	return cmd
+}
+
+func newMigrateUnlockCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "unlock",
+		Short: "Release a migration lock left behind by a process that died",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, done, err := openMigrator(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := m.Unlock(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stderr, "migration lock released")
+			return nil
+		},
+	}
+	bindSettings(cmd)
+	return cmd
+}

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting describes one configuration value: its environment variable, its
+// flag, its default and how it is parsed into a Config.
+type Setting struct {
+	Env     string
+	Flag    string
+	Default string
+	Usage   string
+	// Bool marks a switch, shown as a boolean flag.
+	Bool bool
+	set  func(c *Config, v string) error
+}
+
+// Settings lists every setting in the order --help shows them.
+func Settings() []Setting { return settings }
+
+var settings = []Setting{
+	{Env: "PLATFORM_ENV", Flag: "env", Default: EnvDevelopment, Usage: "development or production",
+		set: func(c *Config, v string) error { c.Env = v; return nil }},
+	{Env: "PLATFORM_ADDR", Flag: "addr", Default: "127.0.0.1:8080", Usage: "listen address of the HTTP API",
+		set: func(c *Config, v string) error { c.Addr = v; return nil }},
+	{Env: "PLATFORM_BASE_URL", Flag: "base-url", Usage: "public URL of the service (default derived from the address)",
+		set: func(c *Config, v string) error { c.BaseURL = v; return nil }},
+	{Env: "PLATFORM_DATA_DIR", Flag: "data-dir", Default: "./data", Usage: "directory for the embedded database and the development secret",
+		set: func(c *Config, v string) error { c.DataDir = v; return nil }},
+	{Env: "PLATFORM_DATABASE_URL", Flag: "database-url", Usage: "postgres://, postgresql://, sqlite:// or file: URL (default the SQLite file platform.db in the data dir)",
+		set: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
+	{Env: "PLATFORM_SECRET", Flag: "secret", Usage: "signing secret, at least 32 bytes; required in production (prefer the environment variable)",
+		set: func(c *Config, v string) error { c.Secret = v; return nil }},
+	{Env: "PLATFORM_TRUSTED_ORIGINS", Flag: "trusted-origins", Usage: "comma-separated extra origins trusted for CSRF and callback URLs",
+		set: func(c *Config, v string) error { c.TrustedOrigins = splitList(v); return nil }},
+	{Env: "PLATFORM_TRUSTED_PROXIES", Flag: "trusted-proxies", Usage: "comma-separated CIDRs whose X-Forwarded-For is believed",
+		set: setProxies},
+	{Env: "PLATFORM_SMTP_URL", Flag: "smtp-url", Usage: "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, or smtp://host:25?tls=none; required in production",
+		set: func(c *Config, v string) error { c.SMTPURL = v; return nil }},
+	{Env: "PLATFORM_MAIL_FROM", Flag: "mail-from", Default: "Platform <no-reply@localhost>", Usage: "sender address of outgoing mail",
+		set: func(c *Config, v string) error { c.MailFrom = v; return nil }},
+	{Env: "PLATFORM_LOG_FORMAT", Flag: "log-format", Default: "text", Usage: "text or json",
+		set: func(c *Config, v string) error { c.LogFormat = v; return nil }},
+	{Env: "PLATFORM_LOG_LEVEL", Flag: "log-level", Default: "info", Usage: "debug, info, warn or error",
+		set: func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
+	{Env: "PLATFORM_MIGRATE", Flag: "migrate", Bool: true, Default: "false", Usage: "apply pending migrations before serving on PostgreSQL",
+		set: func(c *Config, v string) error { return parseBool(&c.Migrate, v) }},
+	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
+		set: func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }},
+	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Usage: "listen address for Prometheus metrics (off when empty)",
+		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
+	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
+		set: func(c *Config, v string) error { return parseBool(&c.TestingTools, v) }},
+	{Env: "PLATFORM_PLAYER_COOKIE_PREFIX", Flag: "player-cookie-prefix", Default: "better-auth", Usage: "cookie name prefix of player sessions",
+		set: func(c *Config, v string) error { c.PlayerCookiePrefix = v; return nil }},
+	{Env: "PLATFORM_ADMIN_COOKIE_PREFIX", Flag: "admin-cookie-prefix", Default: "platform-admin", Usage: "cookie name prefix of administrator sessions",
+		set: func(c *Config, v string) error { c.AdminCookiePrefix = v; return nil }},
+	{Env: "PLATFORM_SESSION_TTL", Flag: "session-ttl", Default: "168h", Usage: "lifetime of a remembered session",
+		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
+	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Default: "24h", Usage: "age after which an active session's expiry slides forward",
+		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
+	{Env: "PLATFORM_ARGON2_MEMORY_KIB", Flag: "argon2-memory-kib", Default: "19456", Usage: "argon2id memory in KiB",
+		set: func(c *Config, v string) error { return parseUint32(&c.Argon2MemoryKiB, v) }},
+	{Env: "PLATFORM_ARGON2_ITERATIONS", Flag: "argon2-iterations", Default: "2", Usage: "argon2id iterations",
+		set: func(c *Config, v string) error { return parseUint32(&c.Argon2Iterations, v) }},
+	{Env: "PLATFORM_ARGON2_PARALLELISM", Flag: "argon2-parallelism", Default: "1", Usage: "argon2id lanes",
+		set: func(c *Config, v string) error {
+			var n uint32
+			if err := parseUint32(&n, v); err != nil || n > 255 {
+				return fmt.Errorf("must be 1-255")
+			}
+			c.Argon2Parallelism = uint8(n)
+			return nil
+		}},
+	{Env: "PLATFORM_TOKEN_TTL", Flag: "token-ttl", Default: "1h", Usage: "lifetime of an emailed confirmation token",
+		set: func(c *Config, v string) error { return parseDuration(&c.TokenTTL, v) }},
+}
+
+// Load builds a Config from defaults, then getenv, then flags (the values of
+// flags the user set, keyed by flag name), and validates it.
+func Load(getenv func(string) string, flags map[string]string) (*Config, error) {
+	c := &Config{}
+	explicit := make(map[string]bool)
+	for _, s := range settings {
+		v, from := s.Default, ""
+		if ev := getenv(s.Env); ev != "" {
+			v, from = ev, s.Env
+		}
+		if fv, ok := flags[s.Flag]; ok {
+			v, from = fv, "--"+s.Flag
+		}
+		if from != "" {
+			explicit[s.Env] = true
+		}
+		if v == "" {
+			continue
+		}
+		if err := s.set(c, v); err != nil {
+			shown := v
+			if s.Env == "PLATFORM_SECRET" || s.Env == "PLATFORM_SMTP_URL" || s.Env == "PLATFORM_DATABASE_URL" {
+				shown = "(redacted)"
+			}
+			return nil, settingErr(s.Env, "invalid value %s: %v", shown, err)
+		}
+	}
+	if err := c.finish(explicit); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func setProxies(c *Config, v string) error {
+	c.TrustedProxies = nil
+	for _, p := range splitList(v) {
+		if !strings.Contains(p, "/") {
+			addr, err := netip.ParseAddr(p)
+			if err != nil {
+				return fmt.Errorf("%q is not an IP or CIDR", p)
+			}
+			c.TrustedProxies = append(c.TrustedProxies, netip.PrefixFrom(addr, addr.BitLen()))
+			continue
+		}
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return fmt.Errorf("%q is not an IP or CIDR", p)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
+	}
+	return nil
+}
+
+func parseBool(dst *bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("must be true or false")
+	}
+	*dst = b
+	return nil
+}
+
+func parseDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("must be a duration like 30s or 1h")
+	}
+	*dst = d
+	return nil
+}
+
+func parseUint32(dst *uint32, v string) error {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return fmt.Errorf("must be a non-negative integer")
+	}
+	*dst = uint32(n)
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package httpapi is the HTTP face of the services: routing, decoding,
+// the error model and the middleware stack. Handlers only translate: parse
+// the request, call one service method, render the result.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/urfave/negroni/v3"
+
+	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/system"
+)
+
+// Deps are the services the API exposes.
+type Deps struct {
+	Log    *slog.Logger
+	Config *config.Config
+	System *system.Service
+	// Metrics, when set, records request counts and latencies.
+	Metrics *Metrics
+}
+
+// NewHandler returns the whole API: every route of routes.go behind the
+// middleware stack.
+func NewHandler(d Deps) (http.Handler, error) {
+	openapi, err := OpenAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	addRoutes(mux, d, openapi)
+
+	n := negroni.New()
+	n.Use(withRequestID())
+	n.Use(accessLog(d.Log))
+	n.Use(recoverPanics(d.Log))
+	n.Use(limitBody(maxBodyBytes))
+	if d.Metrics != nil {
+		n.Use(d.Metrics.middleware())
+	}
+	n.UseHandler(jsonMuxErrors(mux))
+	return n, nil
+}

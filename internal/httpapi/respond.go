@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// maxBodyBytes is the largest request body any route accepts.
+const maxBodyBytes = 1 << 20
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Codes only the HTTP layer produces.
+const (
+	codeInvalidJSON          = "INVALID_JSON"
+	codeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	codePayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	codeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+)
+
+// httpError is a failure that exists only at the HTTP layer (wrong media
+// type, oversized body, wrong method) and so has its own status.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *httpError) Error() string { return e.code + ": " + e.message }
+
+// statusOf is the one place where error kinds become HTTP statuses.
+func statusOf(kind platform.Kind) int {
+	switch kind {
+	case platform.KindInvalid:
+		return http.StatusBadRequest
+	case platform.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case platform.KindForbidden:
+		return http.StatusForbidden
+	case platform.KindNotFound:
+		return http.StatusNotFound
+	case platform.KindConflict:
+		return http.StatusConflict
+	case platform.KindUnprocessable:
+		return http.StatusUnprocessableEntity
+	case platform.KindRateLimited:
+		return http.StatusTooManyRequests
+	case platform.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// respond writes v as JSON with the given status.
+func respond(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error gets here; keep the error model anyway.
+		status = http.StatusInternalServerError
+		body = []byte(`{"code":"INTERNAL_ERROR","message":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	w.Write(append(body, '\n')) //nolint:errcheck // the client went away; nothing to do
+}
+
+// respondErr writes err in the error model. Expected errors show their
+// code and message; anything else is logged once, with the request id, and
+// answered as a bare INTERNAL_ERROR.
+func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var he *httpError
+	if errors.As(err, &he) {
+		respond(w, he.status, errorBody{Code: he.code, Message: he.message})
+		return
+	}
+	pe, ok := platform.As(err)
+	if !ok || pe.Kind == platform.KindInternal {
+		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "error", err)
+		respond(w, http.StatusInternalServerError, errorBody{Code: platform.CodeInternal, Message: "internal error"})
+		return
+	}
+	if pe.Kind == platform.KindUnavailable {
+		log.WarnContext(r.Context(), "dependency unavailable", "request_id", RequestID(r.Context()), "error", err)
+		w.Header().Set("Retry-After", "1")
+	}
+	if pe.RetryAfter > 0 {
+		secs := strconv.Itoa(int((pe.RetryAfter + 999_999_999) / 1_000_000_000))
+		w.Header().Set("Retry-After", secs)
+		w.Header().Set("X-Retry-After", secs)
+	}
+	respond(w, statusOf(pe.Kind), errorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details})
+}
+
+// validator is implemented by request bodies that check their own fields.
+type validator interface {
+	Validate() error
+}
+
+// decode reads a JSON request body into a T. An empty body decodes as the
+// zero T so that missing fields are reported by Validate, field by field.
+func decode[T any](r *http.Request) (T, error) {
+	var v T
+	if err := decodeInto(r, &v); err != nil {
+		return v, err
+	}
+	if val, ok := any(&v).(validator); ok {
+		if err := val.Validate(); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+func decodeInto(r *http.Request, dst any) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &httpError{http.StatusRequestEntityTooLarge, codePayloadTooLarge,
+				"request body exceeds " + strconv.FormatInt(tooBig.Limit, 10) + " bytes"}
+		}
+		return &httpError{http.StatusBadRequest, codeInvalidJSON, "request body could not be read"}
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		return &httpError{http.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+			"send the body as application/json"}
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return platform.Invalid(typeErr.Field, "must be "+jsonTypeName(typeErr.Type.Kind().String()))
+		}
+		if errors.As(err, &typeErr) {
+			return &httpError{http.StatusBadRequest, codeInvalidJSON, "request body must be a JSON object"}
+		}
+		return &httpError{http.StatusBadRequest, codeInvalidJSON, "request body is not valid JSON"}
+	}
+	return nil
+}
+
+func jsonTypeName(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	}
+	return "an object"
+}
+
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,38 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/towerdefence/platformctl/internal/system"
+)
+
+func handleHello() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		respond(w, http.StatusOK, map[string]string{"message": "Hello from the platform API"})
+	})
+}
+
+func handleHealth(sys *system.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := sys.Health(r.Context())
+		status := http.StatusOK
+		if !h.Healthy() {
+			status = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		respond(w, status, h)
+	})
+}
+
+func handleMeta(sys *system.Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		respond(w, http.StatusOK, sys.Meta())
+	})
+}
+
+func handleOpenAPI(doc []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(doc) //nolint:errcheck // the client went away
+	})
+}

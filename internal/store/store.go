@@ -1,0 +1,178 @@
+// Package store is the only package that talks to the database. It opens
+// the bun DB for the configured URL, chooses the dialect once, runs the
+// migrations and implements the persistence interfaces the services
+// declare, mapping driver errors to platform errors on the way out.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Dialects.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// DB is an open database with its dialect.
+type DB struct {
+	bun     *bun.DB
+	dialect string
+}
+
+// Open connects to the database named by rawURL: postgres:// or
+// postgresql:// for PostgreSQL; sqlite://PATH or file:PATH for the embedded
+// SQLite, whose parent directory is created when missing.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	var db *DB
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		sqldb, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqldb.SetMaxOpenConns(20)
+		sqldb.SetMaxIdleConns(20)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres}
+	default:
+		path, err := sqlitePath(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+		// WAL lets readers run beside the writer; IMMEDIATE transactions take
+		// the write lock up front so concurrent writers queue on the busy
+		// timeout instead of failing with SQLITE_BUSY on lock upgrade.
+		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+			"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		sqldb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		sqldb.SetMaxOpenConns(4)
+		sqldb.SetMaxIdleConns(4)
+		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite}
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.bun.PingContext(pingCtx); err != nil {
+		db.bun.Close()
+		return nil, mapError(fmt.Errorf("connect to %s database: %w", db.dialect, err))
+	}
+	return db, nil
+}
+
+func sqlitePath(rawURL string) (string, error) {
+	var path string
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		path = strings.TrimPrefix(rawURL, "sqlite://")
+	case strings.HasPrefix(rawURL, "file:"):
+		path = strings.TrimPrefix(rawURL, "file:")
+	default:
+		return "", fmt.Errorf("unsupported database URL scheme")
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	path, err := url.PathUnescape(path)
+	if err != nil || path == "" {
+		return "", fmt.Errorf("database URL has no file path")
+	}
+	return path, nil
+}
+
+// Dialect returns Postgres or SQLite.
+func (db *DB) Dialect() string { return db.dialect }
+
+// Bun exposes the bun handle to this package's stores and tests.
+func (db *DB) Bun() *bun.DB { return db.bun }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.bun.PingContext(ctx) }
+
+// Close closes every connection.
+func (db *DB) Close() error { return db.bun.Close() }
+
+// SQL returns the underlying pool, for pool statistics.
+func (db *DB) SQL() *sql.DB { return db.bun.DB }
+
+// uniqueViolation reports whether err is a unique-constraint violation whose
+// constraint (PostgreSQL) or index/column description (SQLite) mentions
+// key. Unique constraints are named <table>_<column>_key so one key matches
+// on both dialects.
+func uniqueViolation(err error, key string) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505" && strings.Contains(pgErr.ConstraintName, key)
+	}
+	var sqlErr *sqlite.Error
+	if errors.As(err, &sqlErr) {
+		code := sqlErr.Code()
+		return (code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) &&
+			strings.Contains(sqlErr.Error(), key)
+	}
+	return false
+}
+
+// isUniqueViolation reports whether err is any unique-constraint violation.
+func isUniqueViolation(err error) bool { return uniqueViolation(err, "") }
+
+// mapError turns connection failures into SERVICE_UNAVAILABLE so callers
+// answer 503 instead of 500 while the database is down; other errors pass
+// through unchanged.
+func mapError(err error) error {
+	if err == nil || errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if _, ok := platform.As(err); ok {
+		return err
+	}
+	if isConnectionError(err) {
+		return (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
+			Message: "the database is unavailable; try again shortly"}).Wrap(err)
+	}
+	return err
+}
+
+func isConnectionError(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 57P01-57P03: shutdown/cannot connect now.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P0")
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "failed to connect") ||
+		strings.Contains(msg, "conn closed") || errors.Is(err, context.DeadlineExceeded)
+}
+
+// InTx runs fn in a transaction, committing when it returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return mapError(db.bun.RunInTx(ctx, nil, fn))
+}

@@ -1,0 +1,84 @@
+// Package storetest opens a migrated database for a test: SQLite in the
+// test's temporary directory by default, or a fresh PostgreSQL database on
+// the server named by PLATFORM_TEST_DATABASE_URL, dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver for creating databases
+
+	"github.com/towerdefence/platformctl/internal/store"
+)
+
+// EnvURL names the PostgreSQL server tests use when set.
+const EnvURL = "PLATFORM_TEST_DATABASE_URL"
+
+// URL returns a database URL for a new, empty database that is removed
+// when tb ends.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(EnvURL)
+	if base == "" {
+		return "file:" + filepath.Join(tb.TempDir(), "platform.db")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("%s: %v", EnvURL, err)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		tb.Fatalf("open %s: %v", EnvURL, err)
+	}
+	defer admin.Close()
+	raw := make([]byte, 6)
+	rand.Read(raw)
+	name := "platformctl_test_" + hex.EncodeToString(raw)
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			tb.Logf("drop test database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Open returns a migrated database for tb, closed when tb ends.
+func Open(tb testing.TB) *store.DB {
+	tb.Helper()
+	db := OpenEmpty(tb)
+	m, err := db.Migrator()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := m.Up(context.Background()); err != nil {
+		tb.Fatalf("migrate: %v", err)
+	}
+	return db
+}
+
+// OpenEmpty returns an unmigrated database for tb, closed when tb ends.
+func OpenEmpty(tb testing.TB) *store.DB {
+	tb.Helper()
+	db, err := store.Open(context.Background(), URL(tb))
+	if err != nil {
+		tb.Fatalf("open test database: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}

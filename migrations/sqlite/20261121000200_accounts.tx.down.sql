@@ -1,0 +1,3 @@
+DROP TABLE sessions;
+--bun:split
+DROP TABLE users;
