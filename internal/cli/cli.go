@@ -84,6 +84,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newServeCmd(e),
 		newMigrateCmd(e),
 		newVersionCmd(e),
+		newMapCmd(e),
 	)
 	return root
 }
