@@ -18,6 +18,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -31,6 +32,8 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Matchmaking serves the queue presets and their maps.
+	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -67,6 +70,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Matchmaking = matchmaking.New(matchmaking.StaticSeeds{Short: cfg.MapSeedShort, Long: cfg.MapSeedLong})
 	a.Metrics = prometheus.NewRegistry()
 	a.Metrics.MustRegister(
 		collectors.NewGoCollector(),
@@ -105,8 +109,9 @@ func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
 		Log:     a.Log,
 		Config:  a.Config,
-		System:  a.System,
-		Metrics: a.httpMetrics,
+		System:      a.System,
+		Matchmaking: a.Matchmaking,
+		Metrics:     a.httpMetrics,
 	})
 }
 

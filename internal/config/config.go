@@ -65,6 +65,11 @@ type Config struct {
 
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
+
+	// MapSeedShort and MapSeedLong pick the maps the matchmaking queues
+	// serve until live operations choose others.
+	MapSeedShort uint64
+	MapSeedLong  uint64
 }
 
 // Error is a configuration problem: which setting, and what is wrong.

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/negroni/v3"
 
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -18,6 +19,8 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
+	// Matchmaking serves GET /api/matchmaking/queues.
+	Matchmaking *matchmaking.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
 }
