@@ -107,8 +107,8 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:     a.Log,
-		Config:  a.Config,
+		Log:         a.Log,
+		Config:      a.Config,
 		System:      a.System,
 		Matchmaking: a.Matchmaking,
 		Metrics:     a.httpMetrics,
