@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 
@@ -92,5 +94,43 @@ func TestMapSchemasAcceptEveryAnalysis(t *testing.T) {
 	json.Unmarshal(raw, &bad)
 	if schema("GridPoint").VisitJSON(bad) == nil {
 		t.Error("GridPoint without y passed its schema")
+	}
+}
+
+func TestMatchmakingQueuesGzip(t *testing.T) {
+	srv := apitest.New(t)
+	c := srv.Client(t)
+	c.HTTP.Transport = &http.Transport{DisableCompression: true}
+	plain := c.Do("GET", "/api/matchmaking/queues", nil)
+	c.Header.Set("Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+	req, _ := http.NewRequest("GET", srv.URL+"/api/matchmaking/queues", nil)
+	req.Header.Set("Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+	res, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("headers %v", res.Header)
+	}
+	zr, err := gzip.NewReader(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(body, plain.Body) {
+		t.Fatalf("gzip body differs from the plain one (%v)", err)
+	}
+	etag := res.Header.Get("ETag")
+	if etag == plain.Header.Get("ETag") {
+		t.Error("gzip and plain bodies share a strong ETag")
+	}
+	c.Header.Set("If-None-Match", etag)
+	if r := c.Do("GET", "/api/matchmaking/queues", nil); r.Status != http.StatusNotModified {
+		t.Errorf("gzip ETag revalidation: %d", r.Status)
+	}
+	c.Header.Set("Accept-Encoding", "gzip;q=0")
+	if r := c.Do("GET", "/api/matchmaking/queues", nil); r.Status != http.StatusOK || r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("gzip;q=0: %d %q", r.Status, r.Header.Get("Content-Encoding"))
 	}
 }

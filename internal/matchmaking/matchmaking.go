@@ -4,6 +4,8 @@
 package matchmaking
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -99,6 +101,9 @@ type Snapshot struct {
 	// JSON is the encoded Response, ETag its strong entity tag.
 	JSON []byte
 	ETag string
+	// Gzip is JSON compressed with gzip, GzipETag its own strong tag.
+	Gzip     []byte
+	GzipETag string
 }
 
 // Service serves the queues response.
@@ -146,12 +151,21 @@ func build(short, long uint64) (*Snapshot, error) {
 		return nil, fmt.Errorf("matchmaking: encode queues: %w", err)
 	}
 	body = append(body, '\n')
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(body) //nolint:errcheck // writes to memory
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("matchmaking: compress queues: %w", err)
+	}
 	sum := sha256.Sum256(body)
+	tag := hex.EncodeToString(sum[:16])
 	return &Snapshot{
 		ShortSeed: short,
 		LongSeed:  long,
 		Response:  r,
 		JSON:      body,
-		ETag:      `"` + hex.EncodeToString(sum[:16]) + `"`,
+		ETag:      `"` + tag + `"`,
+		Gzip:      gz.Bytes(),
+		GzipETag:  `"` + tag + `-gzip"`,
 	}, nil
 }
