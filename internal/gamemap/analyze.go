@@ -51,6 +51,7 @@ const (
 	flagOverlap  = 1 << MaxLanes       // listed in overlapCells
 	flagBuild    = 1 << (MaxLanes + 1) // listed in some build zone
 	flagFootstep = 1 << (MaxLanes + 2) // inside some spawn or goal footprint (Board only)
+	flagSeen     = 1 << (MaxLanes + 3) // reached by the current search; cleared after it
 )
 
 // Analyze checks a layout and measures its routes. It accepts any layout,
@@ -75,6 +76,10 @@ type analyzer struct {
 	zone      []int16       // per cell: build zone index + 1, 0 for none
 	mark      []uint32      // per cell: visit stamp of the current search
 	laneCells [MaxLanes]int // distinct in-bounds cells per lane
+	paths     int           // distinct lane cells
+	shared    int           // cells in two or more lanes
+	overlaps  int           // distinct in-bounds cells listed in overlapCells
+	builds    int           // distinct in-bounds build cells
 	stamp     uint32
 	queue     []int32
 	sat       []int32 // summed-area table for wide centerline squares
@@ -147,6 +152,7 @@ func (a *analyzer) reset(w, h int) {
 	a.problems = a.problems[:0]
 	a.seen = a.seen[:0]
 	a.laneCells = [MaxLanes]int{}
+	a.paths, a.shared, a.overlaps, a.builds = 0, 0, 0, 0
 }
 
 // nextStamp starts a new search over mark.
@@ -232,41 +238,22 @@ func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 			a.checkCenterline(ln, i)
 		}
 	}
-	a.markList(l.OverlapCells, flagOverlap, ownerOverlap, listName{"overlap", 0})
+	a.overlaps = a.markList(l.OverlapCells, flagOverlap, ownerOverlap, listName{"overlap", 0})
 	a.checkZones(l)
 
-	// One pass over the grid: counts and the overlap list. Padding cells
-	// carry no bits, so they count for nothing.
-	overlapReported := false
-	for idx, f := range a.flags {
-		lanes := f & laneMask
-		if lanes == 0 {
-			if f&flagOverlap != 0 && !overlapReported {
-				overlapReported = true
-				c := a.point(idx)
-				a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is listed in overlapCells but is in no lane", c.X, c.Y)
-			}
-			continue
-		}
-		res.PathCellCount++
-		shared := lanes&(lanes-1) != 0
-		if shared {
-			res.OverlapCellCount++
-		}
-		if shared != (f&flagOverlap != 0) && !overlapReported {
-			overlapReported = true
-			c := a.point(idx)
-			if shared {
-				a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is in %d lanes but not listed in overlapCells", c.X, c.Y, bits.OnesCount16(lanes))
-			} else {
-				a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is listed in overlapCells but is in 1 lane", c.X, c.Y)
+	res.PathCellCount, res.OverlapCellCount, res.BuildCellCount = a.paths, a.shared, a.builds
+	// The overlap list is exact when its distinct cells are all shared and
+	// as many as the shared cells; only otherwise scan for the culprit.
+	listedShared := 0
+	for _, c := range l.OverlapCells {
+		if a.in(c) {
+			if f := a.flags[a.at(c)]; f&laneMask&(f&laneMask-1) != 0 {
+				listedShared++
 			}
 		}
 	}
-	for _, z := range a.zone {
-		if z != 0 {
-			res.BuildCellCount++
-		}
+	if listedShared != a.overlaps || a.overlaps != a.shared {
+		a.findOverlapMismatch()
 	}
 
 	res.Routes = make([]RouteLength, len(l.Lanes))
@@ -322,12 +309,44 @@ func (a *analyzer) markList(list []GridPoint, bit uint16, owner int, what listNa
 			a.reportAt(ProblemCellsNotSorted, owner, c, "%s: (%d,%d) is out of row-major order", what, c.X, c.Y)
 		}
 		prev = idx
-		if a.flags[idx]&bit == 0 {
-			distinct++
-			a.flags[idx] |= bit
+		f := a.flags[idx]
+		if f&bit != 0 {
+			continue
 		}
+		distinct++
+		if bit&laneMask != 0 {
+			switch lanes := f & laneMask; {
+			case lanes == 0:
+				a.paths++
+			case lanes&(lanes-1) == 0:
+				a.shared++ // a second lane claims the cell
+			}
+		}
+		a.flags[idx] = f | bit
 	}
 	return distinct
+}
+
+// findOverlapMismatch reports the first cell, row-major, where the overlap
+// list and the lanes disagree.
+func (a *analyzer) findOverlapMismatch() {
+	for idx, f := range a.flags {
+		lanes := f & laneMask
+		shared := lanes&(lanes-1) != 0
+		if shared == (f&flagOverlap != 0) {
+			continue
+		}
+		c := a.point(idx)
+		switch {
+		case shared:
+			a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is in %d lanes but not listed in overlapCells", c.X, c.Y, bits.OnesCount16(lanes))
+		case lanes == 0:
+			a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is listed in overlapCells but is in no lane", c.X, c.Y)
+		default:
+			a.reportAt(ProblemOverlapMismatch, ownerOverlap, c, "cell (%d,%d) is listed in overlapCells but is in 1 lane", c.X, c.Y)
+		}
+		return
+	}
 }
 
 func (a *analyzer) checkPoint(p GridPoint, lane int, what string) {
@@ -399,10 +418,24 @@ func (a *analyzer) checkCenterline(ln *PathLane, i int) {
 				continue
 			}
 		} else {
+			// After a step only the edge the square moved onto is new.
+			x0, x1, y0, y1 := 0, ln.Width, 0, ln.Width
+			if k > 0 {
+				switch {
+				case p.X > cl[k-1].X:
+					x0 = ln.Width - 1
+				case p.X < cl[k-1].X:
+					x1 = 1
+				case p.Y > cl[k-1].Y:
+					y0 = ln.Width - 1
+				default:
+					y1 = 1
+				}
+			}
 			ok := true
-			for dy := range ln.Width {
+			for dy := y0; dy < y1; dy++ {
 				row := idx + dy*a.pw
-				for dx := range ln.Width {
+				for dx := x0; dx < x1; dx++ {
 					ok = ok && a.flags[row+dx]&bit != 0
 				}
 			}
@@ -479,6 +512,7 @@ func (a *analyzer) checkZones(l *MapLayout) {
 				a.zone[idx] = zid
 				a.flags[idx] |= flagBuild
 				distinct++
+				a.builds++
 				if first < 0 {
 					first = idx
 				}
@@ -506,11 +540,14 @@ func (a *analyzer) checkZones(l *MapLayout) {
 		}
 		if first >= 0 && a.zoneReach(first, zid) != distinct {
 			for _, c := range bz.Cells {
-				if a.in(c) && a.zone[a.at(c)] == zid && a.mark[a.at(c)] != a.stamp {
+				if a.in(c) && a.zone[a.at(c)] == zid && a.flags[a.at(c)]&flagSeen == 0 {
 					a.reportAt(ProblemBuildZoneNotConnected, owner, c, "build zone %d: (%d,%d) is not 4-connected to the rest of the zone", z, c.X, c.Y)
 					break
 				}
 			}
+		}
+		if first >= 0 {
+			a.unsee()
 		}
 		var listed uint16
 		ok := true
@@ -527,24 +564,30 @@ func (a *analyzer) checkZones(l *MapLayout) {
 	}
 }
 
-// zoneReach counts the cells of zone z 4-connected to start, marking them
-// with the current stamp.
+// zoneReach counts the cells of zone z 4-connected to start. It leaves them
+// marked flagSeen; the caller clears the marks with unsee.
 func (a *analyzer) zoneReach(start int, z int16) int {
-	st := a.nextStamp()
 	q := append(a.queue[:0], int32(start))
-	a.mark[start] = st
+	a.flags[start] |= flagSeen
 	pw := a.pw
 	for head := 0; head < len(q); head++ {
 		i := int(q[head])
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
-			if a.zone[j] == z && a.mark[j] != st {
-				a.mark[j] = st
+			if a.zone[j] == z && a.flags[j]&flagSeen == 0 {
+				a.flags[j] |= flagSeen
 				q = append(q, int32(j))
 			}
 		}
 	}
 	a.queue = q
 	return len(q)
+}
+
+// unsee clears flagSeen from the cells of the last search.
+func (a *analyzer) unsee() {
+	for _, i := range a.queue {
+		a.flags[i] &^= flagSeen
+	}
 }
 
 // smallRoute measures the 1×1 route of lane i and reports lane cells the
@@ -558,9 +601,9 @@ func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
 	if a.flags[start]&bit == 0 {
 		return 0, false
 	}
-	st := a.nextStamp()
 	q := append(a.queue[:0], int32(start))
-	a.mark[start] = st
+	f := a.flags
+	f[start] |= flagSeen
 	pw := a.pw
 	steps, levelEnd, found := 0, 1, -1
 	for head := 0; head < len(q); head++ {
@@ -573,16 +616,17 @@ func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
 			found = steps
 		}
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
-			if a.flags[j]&bit != 0 && a.mark[j] != st {
-				a.mark[j] = st
+			if f[j]&(bit|flagSeen) == bit {
+				f[j] |= flagSeen
 				q = append(q, int32(j))
 			}
 		}
 	}
 	a.queue = q
+	defer a.unsee()
 	if len(q) != a.laneCells[lane] {
 		for _, c := range ln.Cells {
-			if a.in(c) && a.mark[a.at(c)] != st {
+			if a.in(c) && f[a.at(c)]&flagSeen == 0 {
 				a.reportAt(ProblemLaneNotConnected, lane, c, "lane %d: cell (%d,%d) cannot be reached from the spawn", lane, c.X, c.Y)
 				break
 			}

@@ -222,8 +222,8 @@ func (ck *checker) check(size Size, seed uint64, l MapLayout, a MapLayoutAnalysi
 			zoneAt[i] = z + 1
 			build++
 		}
-		if !slices.Equal(bz.LaneIDs, laneList8(touch)) || bz.LaneIDs == nil {
-			return fmt.Errorf("zone %d: laneIds %v, touching %v", z, bz.LaneIDs, laneList8(touch))
+		if !slices.Equal(bz.LaneIDs, laneList(uint16(touch))) || bz.LaneIDs == nil {
+			return fmt.Errorf("zone %d: laneIds %v, touching %v", z, bz.LaneIDs, laneList(uint16(touch)))
 		}
 		// 4-connected: a flood from the first cell reaches them all.
 		ck.gen++
