@@ -85,6 +85,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMigrateCmd(e),
 		newVersionCmd(e),
 		newSeedCmd(e),
+		newMapCmd(e),
 	)
 	return root
 }

@@ -79,6 +79,11 @@ type Config struct {
 	FriendLimit int
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
+
+	// MapSeedShort and MapSeedLong pick the maps the matchmaking queues
+	// serve until live operations choose others.
+	MapSeedShort uint64
+	MapSeedLong  uint64
 }
 
 // Error is a configuration problem: which setting, and what is wrong.

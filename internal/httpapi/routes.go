@@ -32,4 +32,6 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
+
+	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 }

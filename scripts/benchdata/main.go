@@ -98,7 +98,7 @@ func run(ctx context.Context, n, lobbies int) error {
 		if i%3 == 0 {
 			vis = player.VisibilityFriends
 		}
-		queue := []string{"casual-short", "casual-long", "custom-hosted"}[i%3]
+		queue := []string{"custom-hosted", "casual-long"}[i%2]
 		if _, err := a.Players.CreateLobby(ctx, ids[40+i].ID, player.CreateLobbyInput{Queue: queue, Visibility: vis}); err != nil {
 			return err
 		}
