@@ -248,6 +248,14 @@ type LobbyFilter struct {
 	Limit     int
 }
 
+// LobbyBrowse is what the lobby browser reads.
+type LobbyBrowse struct {
+	Listings []LobbyListing
+	// Current is the viewer's lobby, nil when they are in none.
+	Current *LobbyRow
+	Members []MemberRow
+}
+
 // LobbyListing is a lobby in a list, with its host.
 type LobbyListing struct {
 	LobbyRow
@@ -284,7 +292,9 @@ type Reader interface {
 	Lobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)
 	LobbyByCode(ctx context.Context, code string) (*LobbyRow, error)
 	Members(ctx context.Context, lobbyID uuid.UUID) ([]MemberRow, error)
-	ListLobbies(ctx context.Context, f LobbyFilter) ([]LobbyListing, error)
+	// BrowseLobbies reads the joinable lobbies and the viewer's own lobby
+	// with its members in one round trip.
+	BrowseLobbies(ctx context.Context, f LobbyFilter) (*LobbyBrowse, error)
 }
 
 // Tx writes player state inside one transaction.

@@ -242,27 +242,59 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 	return out, err
 }
 
-// ListLobbies applies the visibility rule of player.Service.visible in SQL:
-// open, not idle, not full, public or hosted by a friend, no block either
-// way, and not the viewer's own lobby. The viewer's friends, blocks and
-// lobby are each read once (hashed subplans), so a lobby costs a few hash
-// probes, and hosts are joined only for the page returned.
-func (q playerQ) ListLobbies(ctx context.Context, f player.LobbyFilter) ([]player.LobbyListing, error) {
+// BrowseLobbies reads the lobby browser in one statement: the joinable
+// lobbies, and the viewer's own lobby with its members. The first part
+// applies the visibility rule of player.Service.visible in SQL: open, not
+// idle, not full, public or hosted by a friend, no block either way, and
+// not the viewer's own lobby. The viewer's friends, blocks and lobby are
+// each read once (hashed subplans), so a lobby costs a few hash probes, and
+// hosts are joined only for the page returned.
+func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
 	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
 	if f.Queue != "" {
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
 	}
-	args = append(args, f.Limit)
-	out := make([]player.LobbyListing, 0, f.Limit)
+	args = append(args, f.Limit, f.Viewer)
+	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit)}
 	err := q.each(ctx, func(rows *sql.Rows) error {
-		var l player.LobbyListing
-		err := rows.Scan(append(lobbyDest(&l.LobbyRow), emptyString{&l.Host.Nickname}, &l.Host.Name, nullString{&l.Host.Image})...)
-		l.Host.ID = l.HostID
-		out = append(out, l)
-		return err
-	}, `SELECT `+lobbyColumns+`, u.nickname AS host_nickname, u.name AS host_name, u.image AS host_image
+		var (
+			kind     string
+			l        player.LobbyRow
+			person   *uuid.UUID
+			nickname *string
+			name     *string
+			image    *string
+			ready    sql.NullBool
+			joined   *time.Time
+		)
+		err := rows.Scan(append(append([]any{&kind}, lobbyDest(&l)...),
+			nullUUID{&person}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})...)
+		if err != nil || person == nil {
+			return err
+		}
+		ref := player.PlayerRef{ID: *person, Image: image}
+		if nickname != nil {
+			ref.Nickname = *nickname
+		}
+		if name != nil {
+			ref.Name = *name
+		}
+		if kind == "listed" {
+			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: ref})
+			return nil
+		}
+		if out.Current == nil {
+			out.Current = &l
+		}
+		m := player.MemberRow{LobbyID: l.ID, Player: ref, Ready: ready.Bool}
+		if joined != nil {
+			m.JoinedAt = *joined
+		}
+		out.Members = append(out.Members, m)
+		return nil
+	}, `SELECT 'listed' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
 			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
@@ -272,8 +304,28 @@ func (q playerQ) ListLobbies(ctx context.Context, f player.LobbyFilter) ([]playe
 			AND l.id NOT IN (SELECT lobby_id FROM lobby_members WHERE user_id = ?)`+queue+`
 			ORDER BY l.created_at DESC, l.id LIMIT ?) l
 		JOIN users u ON u.id = l.host_id
-		ORDER BY l.created_at DESC, l.id`, args...)
-	return out, err
+		UNION ALL
+		SELECT 'current' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
+		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	// UNION ALL promises no order, so the order is restored here.
+	slices.SortFunc(out.Listings, func(a, b player.LobbyListing) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	slices.SortFunc(out.Members, func(a, b player.MemberRow) int {
+		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Player.ID.String(), b.Player.ID.String())
+	})
+	return out, nil
 }
 
 func (q playerQ) EnsureProfiles(ctx context.Context, now time.Time, ids ...uuid.UUID) error {
