@@ -27,6 +27,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -58,6 +59,8 @@ type App struct {
 	Players *player.Service
 	LiveOps *liveops.Service
 	Seeder  *seed.Seeder
+	// Profile runs the email-confirmed profile, email and password changes.
+	Profile *profile.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -107,7 +110,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
-	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -115,13 +122,34 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		AdminCookiePrefix:  cfg.AdminCookiePrefix,
 		SecureCookies:      cfg.SecureCookies(),
 		TrustedOrigins:     cfg.TrustedOrigins,
+		BaseURL:            cfg.BaseURL,
+		TokenTTL:           cfg.TokenTTL,
+		Limits: auth.Limits{
+			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
+			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
+		},
+		AnonymousMailFloor: anonymousMailFloor,
 	}, a.Now)
-	if err := a.buildMail(); err != nil {
+	a.buildPlayer()
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	a.buildPlayer()
 	return a, nil
+}
+
+// anonymousMailFloor is how long an anonymous request for a verification
+// or password-reset mail takes at least, so that a quick answer does not
+// reveal that no account has the address.
+const anonymousMailFloor = 300 * time.Millisecond
+
+// mailer lets services compose a message and wake the worker after
+// enqueueing it.
+type mailer struct {
+	*mail.Composer
+	*mail.Worker
 }
 
 // buildPlayer wires the player meta state: live-ops, the player service,
@@ -233,6 +261,7 @@ func (a *App) Handler() (http.Handler, error) {
 		Metrics:     a.httpMetrics,
 		Auth:        a.Auth,
 		Players:     a.Players,
+		Profile:     a.Profile,
 	})
 }
 
@@ -243,6 +272,7 @@ func (a *App) Run(ctx context.Context) error {
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
 	workers.Go(func() { a.closeIdleLobbies(ctx) })
+	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
@@ -285,6 +315,25 @@ func (a *App) pruneSessions(ctx context.Context) {
 			a.Log.Warn("prune expired sessions", "error", err)
 		} else if n > 0 {
 			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
+// changes lose their new password hash, and old changes go.
+func (a *App) pruneProfileChanges(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune profile changes", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned old profile changes", "count", n)
 		}
 		select {
 		case <-ctx.Done():

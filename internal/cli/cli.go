@@ -85,6 +85,11 @@ func newRootCmd(e *env) *cobra.Command {
 		newMigrateCmd(e),
 		newVersionCmd(e),
 		newSeedCmd(e),
+		newTokenCmd(e),
+		newMailCmd(e),
+		newAdminCmd(e),
+		newSessionsCmd(e),
+		newAuditCmd(e),
 		newMapCmd(e),
 	)
 	return root

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Environments.
@@ -58,6 +60,14 @@ type Config struct {
 	SessionTTL          time.Duration
 	SessionRefreshAfter time.Duration
 
+	// Rate limits of sign-in and sign-up (Login) and of the routes that
+	// send mail (Mail), per client IP and per account. They are kept in
+	// memory, so each process enforces its own.
+	RateLimitLoginIP      ratelimit.Rule
+	RateLimitLoginAccount ratelimit.Rule
+	RateLimitMailIP       ratelimit.Rule
+	RateLimitMailAccount  ratelimit.Rule
+
 	// Password hashing (argon2id). Defaults sit at OWASP's minimum.
 	Argon2MemoryKiB   uint32
 	Argon2Iterations  uint32
@@ -80,6 +90,10 @@ type Config struct {
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
 
+	// ProfileRateLimit caps profile change requests per user, and
+	// confirmation mails per recipient address, per hour (0 turns the
+	// limits off).
+	ProfileRateLimit int
 	// MapSeedShort and MapSeedLong pick the maps the matchmaking queues
 	// serve until live operations choose others.
 	MapSeedShort uint64
@@ -212,6 +226,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
 		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
+	}
+	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
+		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")
 	}
 	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
 		return settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ")

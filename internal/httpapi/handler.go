@@ -13,6 +13,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -29,6 +30,8 @@ type Deps struct {
 	Auth *auth.Service
 	// Players serves the catalog and the player meta state.
 	Players *player.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -53,6 +56,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}
+	n.Use(guardAuthPaths())
 	n.UseHandler(jsonMuxErrors(mux))
 	return n, nil
 }
