@@ -118,6 +118,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String renders the problem as path: message.
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
 type problems []Problem
