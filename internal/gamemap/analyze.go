@@ -289,18 +289,21 @@ func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 // and duplicate problems for the list, each at most once, and returns the
 // number of distinct in-bounds cells.
 func (a *analyzer) markList(list []GridPoint, bit uint16, owner int, what listName) (distinct int) {
+	f, w, h, pw := a.flags, a.w, a.h, a.pw
+	paths, shared := 0, 0
 	prev := -1
 	sortReported, dupReported, boundsReported := false, false, false
 	for _, c := range list {
-		if !a.in(c) {
+		if c.X < 0 || c.Y < 0 || c.X >= w || c.Y >= h {
 			if !boundsReported {
 				boundsReported = true
 				a.reportAt(ProblemCellOutOfBounds, owner, c, "%s: (%d,%d) is outside the %d×%d grid", what, c.X, c.Y, a.w, a.h)
 			}
 			continue
 		}
-		idx := a.at(c)
-		if a.flags[idx]&bit != 0 && !dupReported {
+		idx := (c.Y+1)*pw + c.X + 1
+		old := f[idx]
+		if old&bit != 0 && !dupReported {
 			dupReported = true
 			a.reportAt(ProblemCellDuplicate, owner, c, "%s: (%d,%d) is listed twice", what, c.X, c.Y)
 		}
@@ -309,20 +312,20 @@ func (a *analyzer) markList(list []GridPoint, bit uint16, owner int, what listNa
 			a.reportAt(ProblemCellsNotSorted, owner, c, "%s: (%d,%d) is out of row-major order", what, c.X, c.Y)
 		}
 		prev = idx
-		f := a.flags[idx]
-		if f&bit != 0 {
+		if old&bit != 0 {
 			continue
 		}
 		distinct++
-		if bit&laneMask != 0 {
-			switch lanes := f & laneMask; {
-			case lanes == 0:
-				a.paths++
-			case lanes&(lanes-1) == 0:
-				a.shared++ // a second lane claims the cell
-			}
+		if lanes := old & laneMask; lanes == 0 {
+			paths++
+		} else if lanes&(lanes-1) == 0 {
+			shared++ // a second lane claims the cell
 		}
-		a.flags[idx] = f | bit
+		f[idx] = old | bit
+	}
+	if bit&laneMask != 0 {
+		a.paths += paths
+		a.shared += shared
 	}
 	return distinct
 }
@@ -478,12 +481,6 @@ func (a *analyzer) satSum(p GridPoint, s int) int32 {
 	return a.sat[y1*W+x1] - a.sat[y0*W+x1] - a.sat[y1*W+x0] + a.sat[y0*W+x0]
 }
 
-// around returns the lane bits of the 8 neighbours of the cell at idx.
-func (a *analyzer) around(idx int) uint16 {
-	f, pw := a.flags, a.pw
-	return (f[idx-pw-1] | f[idx-pw] | f[idx-pw+1] | f[idx-1] | f[idx+1] | f[idx+pw-1] | f[idx+pw] | f[idx+pw+1]) & laneMask
-}
-
 func (a *analyzer) checkZones(l *MapLayout) {
 	for z := range l.BuildZones {
 		bz := &l.BuildZones[z]
@@ -501,18 +498,18 @@ func (a *analyzer) checkZones(l *MapLayout) {
 		var touching uint16
 		first, distinct := -1, 0
 		sortReported, dupReported := false, false
+		f, zone, w, h, pw := a.flags, a.zone, a.w, a.h, a.pw
 		for _, c := range bz.Cells {
-			if !a.in(c) {
+			if c.X < 0 || c.Y < 0 || c.X >= w || c.Y >= h {
 				a.reportAt(ProblemCellOutOfBounds, owner, c, "%s: (%d,%d) is outside the %d×%d grid", what, c.X, c.Y, a.w, a.h)
 				continue
 			}
-			idx := a.at(c)
-			switch a.zone[idx] {
+			idx := (c.Y+1)*pw + c.X + 1
+			switch zone[idx] {
 			case 0:
-				a.zone[idx] = zid
-				a.flags[idx] |= flagBuild
+				zone[idx] = zid
+				f[idx] |= flagBuild
 				distinct++
-				a.builds++
 				if first < 0 {
 					first = idx
 				}
@@ -529,15 +526,16 @@ func (a *analyzer) checkZones(l *MapLayout) {
 				a.reportAt(ProblemCellsNotSorted, owner, c, "%s: (%d,%d) is out of row-major order", what, c.X, c.Y)
 			}
 			prev = idx
-			if a.flags[idx]&laneMask != 0 {
+			if f[idx]&laneMask != 0 {
 				a.reportAt(ProblemBuildCellOnPath, owner, c, "build zone %d: (%d,%d) is a lane cell", z, c.X, c.Y)
 			}
-			near := a.around(idx)
+			near := (f[idx-pw-1] | f[idx-pw] | f[idx-pw+1] | f[idx-1] | f[idx+1] | f[idx+pw-1] | f[idx+pw] | f[idx+pw+1]) & laneMask
 			if near == 0 {
 				a.reportAt(ProblemBuildCellDetached, owner, c, "build zone %d: (%d,%d) touches no lane cell", z, c.X, c.Y)
 			}
 			touching |= near
 		}
+		a.builds += distinct
 		if first >= 0 && a.zoneReach(first, zid) != distinct {
 			for _, c := range bz.Cells {
 				if a.in(c) && a.zone[a.at(c)] == zid && a.flags[a.at(c)]&flagSeen == 0 {
@@ -567,14 +565,14 @@ func (a *analyzer) checkZones(l *MapLayout) {
 // zoneReach counts the cells of zone z 4-connected to start. It leaves them
 // marked flagSeen; the caller clears the marks with unsee.
 func (a *analyzer) zoneReach(start int, z int16) int {
+	f, zone, pw := a.flags, a.zone, a.pw
 	q := append(a.queue[:0], int32(start))
-	a.flags[start] |= flagSeen
-	pw := a.pw
+	f[start] |= flagSeen
 	for head := 0; head < len(q); head++ {
 		i := int(q[head])
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
-			if a.zone[j] == z && a.flags[j]&flagSeen == 0 {
-				a.flags[j] |= flagSeen
+			if zone[j] == z && f[j]&flagSeen == 0 {
+				f[j] |= flagSeen
 				q = append(q, int32(j))
 			}
 		}
@@ -585,8 +583,9 @@ func (a *analyzer) zoneReach(start int, z int16) int {
 
 // unsee clears flagSeen from the cells of the last search.
 func (a *analyzer) unsee() {
+	f := a.flags
 	for _, i := range a.queue {
-		a.flags[i] &^= flagSeen
+		f[i] &^= flagSeen
 	}
 }
 
