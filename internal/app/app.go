@@ -9,17 +9,26 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -32,6 +41,26 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Accounts owns users and passwords; Auth owns sessions on top of it.
+	Accounts *account.Service
+	Auth     *auth.Service
+	// MailComposer renders and seals messages for the outbox; services
+	// that send mail compose with it and enqueue in their own transaction.
+	MailComposer *mail.Composer
+	// MailWorker delivers the outbox while Run runs; services call its
+	// Wake after committing a message so it goes out at once.
+	MailWorker *mail.Worker
+	// Outbox is the support view of the outbox.
+	Outbox *mail.Outbox
+	// Queues are the matchmaking queue presets; Players owns decks,
+	// friends and lobbies; LiveOps the live-ops configuration; Seeder
+	// applies the fixtures.
+	Queues  player.Queues
+	Players *player.Service
+	LiveOps *liveops.Service
+	Seeder  *seed.Seeder
+	// Profile runs the email-confirmed profile, email and password changes.
+	Profile *profile.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -78,7 +107,125 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}), a.Now)
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
+		Secret:             cfg.Secret,
+		SessionTTL:         cfg.SessionTTL,
+		RefreshAfter:       cfg.SessionRefreshAfter,
+		PlayerCookiePrefix: cfg.PlayerCookiePrefix,
+		AdminCookiePrefix:  cfg.AdminCookiePrefix,
+		SecureCookies:      cfg.SecureCookies(),
+		TrustedOrigins:     cfg.TrustedOrigins,
+		BaseURL:            cfg.BaseURL,
+		TokenTTL:           cfg.TokenTTL,
+		Limits: auth.Limits{
+			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
+			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
+		},
+		AnonymousMailFloor: anonymousMailFloor,
+	}, a.Now)
+	a.buildPlayer()
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// anonymousMailFloor is how long an anonymous request for a verification
+// or password-reset mail takes at least, so that a quick answer does not
+// reveal that no account has the address.
+const anonymousMailFloor = 300 * time.Millisecond
+
+// mailer lets services compose a message and wake the worker after
+// enqueueing it.
+type mailer struct {
+	*mail.Composer
+	*mail.Worker
+}
+
+// buildPlayer wires the player meta state: live-ops, the player service,
+// the seeder, and the facts /api/meta publishes about them.
+func (a *App) buildPlayer() {
+	a.Queues = lobbyQueues()
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
+	limits := player.DefaultLimits
+	limits.MaxFriends = a.Config.FriendLimit
+	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
+	a.System.AddMeta("social", player.StateMachine())
+	a.System.AddMeta("deckCode", player.DeckCodeInfo())
+	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// lobbyQueues shows lobbies the matchmaking queue presets: a lobby's
+// capacity is the largest party its queue admits.
+func lobbyQueues() player.QueueList {
+	presets := matchmaking.Presets()
+	out := make(player.QueueList, len(presets))
+	for i, q := range presets {
+		out[i] = player.Queue{ID: q.ID, Mode: q.Mode, MapSize: string(q.MapSize), PartySize: q.PartySize.Max,
+			Rated: q.Rated, RequiresValidDeck: q.RequiresValidDeck, Enabled: q.Enabled}
+	}
+	return out
+}
+
+// SeedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box; serve calls
+// it after New, as New applies the embedded database's migrations.
+// PostgreSQL deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) SeedEmptySQLite(ctx context.Context) error {
+	if a.DB.Dialect() != store.SQLite {
+		return nil
+	}
+	head, err := a.DB.Player().CatalogHead(ctx)
+	if err != nil || head != nil {
+		return err
+	}
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
+	if err != nil {
+		return fmt.Errorf("seed the empty database: %w", err)
+	}
+	a.Log.Info("seeded the empty database with the embedded fixtures", "items", len(report.Items), "world", !a.Config.IsProduction())
+	return nil
+}
+
+// buildMail sets up the outbox and its worker. Without an SMTP URL (only
+// allowed in development) messages are written to the log, links
+// included, instead of being dropped.
+func (a *App) buildMail() error {
+	composer, err := mail.NewComposer(a.Config.Secret, a.Now)
+	if err != nil {
+		return err
+	}
+	var sender mail.Sender = mail.LogSender{Log: a.Log, ShowLinks: !a.Config.IsProduction()}
+	if a.Config.SMTPURL != "" {
+		smtp, err := mail.NewSMTPSender(mail.SMTPConfig{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
+		if err != nil {
+			return &config.Error{Setting: "PLATFORM_SMTP_URL", Problem: err.Error()}
+		}
+		sender = smtp
+	}
+	a.MailComposer = composer
+	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
+		PollInterval: a.Config.MailPollInterval,
+		BackoffBase:  a.Config.MailRetryBase,
+	})
+	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
+	return nil
 }
 
 func (a *App) migrate(ctx context.Context) error {
@@ -112,18 +259,88 @@ func (a *App) Handler() (http.Handler, error) {
 		System:      a.System,
 		Matchmaking: a.Matchmaking,
 		Metrics:     a.httpMetrics,
+		Auth:        a.Auth,
+		Players:     a.Players,
+		Profile:     a.Profile,
 	})
 }
 
-// Run runs the background workers until ctx is done.
+// Run runs the background workers until ctx is done: the mail worker
+// hands back a message it is in the middle of sending before Run returns.
 func (a *App) Run(ctx context.Context) error {
+	var workers sync.WaitGroup
+	workers.Go(func() { a.pruneSessions(ctx) })
+	workers.Go(func() { a.MailWorker.Run(ctx) })
+	workers.Go(func() { a.closeIdleLobbies(ctx) })
+	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
+	workers.Wait()
 	return nil
+}
+
+// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
+// already treats an idle lobby as closed; the sweep frees their members
+// and join codes without waiting for someone to touch them.
+func (a *App) closeIdleLobbies(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("close idle lobbies", "error", err)
+		} else if n > 0 {
+			a.Log.Info("closed idle lobbies", "count", n)
+		}
+	}
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+}
+
+// sessionPruneInterval is how often expired sessions are deleted. Expired
+// sessions are refused on sight anyway; pruning only keeps the table small.
+const sessionPruneInterval = time.Hour
+
+func (a *App) pruneSessions(ctx context.Context) {
+	t := time.NewTicker(sessionPruneInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune expired sessions", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
+// changes lose their new password hash, and old changes go.
+func (a *App) pruneProfileChanges(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune profile changes", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned old profile changes", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.

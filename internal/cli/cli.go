@@ -84,6 +84,12 @@ func newRootCmd(e *env) *cobra.Command {
 		newServeCmd(e),
 		newMigrateCmd(e),
 		newVersionCmd(e),
+		newSeedCmd(e),
+		newTokenCmd(e),
+		newMailCmd(e),
+		newAdminCmd(e),
+		newSessionsCmd(e),
+		newAuditCmd(e),
 		newMapCmd(e),
 	)
 	return root

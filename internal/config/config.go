@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Environments.
@@ -58,6 +60,14 @@ type Config struct {
 	SessionTTL          time.Duration
 	SessionRefreshAfter time.Duration
 
+	// Rate limits of sign-in and sign-up (Login) and of the routes that
+	// send mail (Mail), per client IP and per account. They are kept in
+	// memory, so each process enforces its own.
+	RateLimitLoginIP      ratelimit.Rule
+	RateLimitLoginAccount ratelimit.Rule
+	RateLimitMailIP       ratelimit.Rule
+	RateLimitMailAccount  ratelimit.Rule
+
 	// Password hashing (argon2id). Defaults sit at OWASP's minimum.
 	Argon2MemoryKiB   uint32
 	Argon2Iterations  uint32
@@ -66,6 +76,24 @@ type Config struct {
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
 
+	// MailPollInterval is how often an idle mail worker looks for due
+	// messages; requests wake it at once, so this only bounds retries and
+	// messages enqueued by other processes.
+	MailPollInterval time.Duration
+	// MailRetryBase is the first retry delay of a temporary delivery
+	// failure; each further retry doubles it (up to 15 minutes), with jitter.
+	MailRetryBase time.Duration
+
+	// Player meta state.
+	// FriendLimit caps each player's friends.
+	FriendLimit int
+	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
+	LobbyIdleTimeout time.Duration
+
+	// ProfileRateLimit caps profile change requests per user, and
+	// confirmation mails per recipient address, per hour (0 turns the
+	// limits off).
+	ProfileRateLimit int
 	// MapSeedShort and MapSeedLong pick the maps the matchmaking queues
 	// serve until live operations choose others.
 	MapSeedShort uint64
@@ -184,8 +212,23 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL {
 		return settingErr("PLATFORM_SESSION_REFRESH_AFTER", "must be positive and shorter than the session TTL")
 	}
+	if c.FriendLimit < 1 || c.FriendLimit > 10000 {
+		return settingErr("PLATFORM_FRIEND_LIMIT", "must be 1-10000")
+	}
+	if c.LobbyIdleTimeout < time.Minute {
+		return settingErr("PLATFORM_LOBBY_IDLE_TIMEOUT", "must be at least 1m")
+	}
 	if c.TokenTTL < time.Minute {
 		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")
+	}
+	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
+		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")
+	}
+	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
+		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
+	}
+	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
+		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")
 	}
 	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
 		return settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ")

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Setting describes one configuration value: its environment variable, its
@@ -64,6 +66,14 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
 	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Default: "24h", Usage: "age after which an active session's expiry slides forward",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginIP, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", Flag: "rate-limit-login-account", Default: "10/15m", Usage: "sign-in and sign-up attempts per email address (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginAccount, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_IP", Flag: "rate-limit-mail-ip", Default: "10/10m", Usage: "password-reset and verification mail requests per client IP (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailIP, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_ACCOUNT", Flag: "rate-limit-mail-account", Default: "3/10m", Usage: "password-reset and verification mail requests per email address (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailAccount, v) }},
 	{Env: "PLATFORM_ARGON2_MEMORY_KIB", Flag: "argon2-memory-kib", Default: "19456", Usage: "argon2id memory in KiB",
 		set: func(c *Config, v string) error { return parseUint32(&c.Argon2MemoryKiB, v) }},
 	{Env: "PLATFORM_ARGON2_ITERATIONS", Flag: "argon2-iterations", Default: "2", Usage: "argon2id iterations",
@@ -79,6 +89,23 @@ var settings = []Setting{
 		}},
 	{Env: "PLATFORM_TOKEN_TTL", Flag: "token-ttl", Default: "1h", Usage: "lifetime of an emailed confirmation token",
 		set: func(c *Config, v string) error { return parseDuration(&c.TokenTTL, v) }},
+	{Env: "PLATFORM_MAIL_POLL_INTERVAL", Flag: "mail-poll-interval", Default: "2s", Usage: "how often the mail worker looks for due messages when idle",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
+	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
+	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Default: "200", Usage: "most friends a player may have",
+		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
+	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
+		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+		set: func(c *Config, v string) error {
+			var n uint32
+			if err := parseUint32(&n, v); err != nil || n > 10000 {
+				return fmt.Errorf("must be 0-10000")
+			}
+			c.ProfileRateLimit = int(n)
+			return nil
+		}},
 	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
 	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
@@ -148,6 +175,15 @@ func setProxies(c *Config, v string) error {
 	return nil
 }
 
+func parseRule(dst *ratelimit.Rule, v string) error {
+	r, err := ratelimit.ParseRule(v)
+	if err != nil {
+		return err
+	}
+	*dst = r
+	return nil
+}
+
 func parseBool(dst *bool, v string) error {
 	b, err := strconv.ParseBool(v)
 	if err != nil {
@@ -163,6 +199,15 @@ func parseDuration(dst *time.Duration, v string) error {
 		return fmt.Errorf("must be a duration like 30s or 1h")
 	}
 	*dst = d
+	return nil
+}
+
+func parseInt(dst *int, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("must be an integer")
+	}
+	*dst = n
 	return nil
 }
 

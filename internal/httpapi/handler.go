@@ -9,8 +9,11 @@ import (
 
 	"github.com/urfave/negroni/v3"
 
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -23,6 +26,12 @@ type Deps struct {
 	Matchmaking *matchmaking.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
+	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
+	Auth *auth.Service
+	// Players serves the catalog and the player meta state.
+	Players *player.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -32,8 +41,12 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	schemas, err := jsonSchemas(openapi)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	addRoutes(mux, d, openapi)
+	addRoutes(mux, d, openapi, schemas)
 
 	n := negroni.New()
 	n.Use(withRequestID())
@@ -43,6 +56,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}
+	n.Use(guardAuthPaths())
 	n.UseHandler(jsonMuxErrors(mux))
 	return n, nil
 }

@@ -2,16 +2,74 @@ package httpapi
 
 import (
 	"net/http"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/auth"
 )
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
 // Allow (see jsonMuxErrors).
-func addRoutes(mux *http.ServeMux, d Deps, openapi []byte) {
+func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("GET /api", handleHello())
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
 	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
+	mux.Handle("GET /api/schemas", handleSchemaIndex(schemas))
+	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log, schemas))
+
+	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
+	mux.Handle("GET /api/player/bootstrap", requirePlayer(d, handleBootstrap(d.Log, d.Players)))
+	mux.Handle("GET /api/player/decks", requirePlayer(d, handleDecks(d.Log, d.Players)))
+	mux.Handle("POST /api/player/decks/import", requirePlayer(d, handleImportDeck(d.Log, d.Players)))
+	mux.Handle("POST /api/player/decks/default", requirePlayer(d, handleDefaultDeck(d.Log, d.Players)))
+	mux.Handle("GET /api/player/social", requirePlayer(d, handleSocial(d.Log, d.Players)))
+	mux.Handle("POST /api/player/social/actions", requirePlayer(d, handleSocialAction(d.Log, d.Players)))
+	mux.Handle("GET /api/player/lobbies", requirePlayer(d, handleLobbies(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies", requirePlayer(d, handleCreateLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/join", requirePlayer(d, handleJoinLobby(d.Log, d.Players)))
+	mux.Handle("GET /api/player/lobbies/{lobbyId}", requirePlayer(d, handleLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/leave", requirePlayer(d, handleLeaveLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/ready", requirePlayer(d, handleReadyLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
+
 	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
+	// Authentication: better-auth's wire protocol, one mount per realm, and
+	// the legacy mount /api/auth for players. Blocked account mutation
+	// paths (update-user, change-password, change-email) never reach the
+	// mux: guardAuthPaths answers them first, for every method and variant.
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
+	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
+
+	// Profile changes, each confirmed by email (package profile).
+	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
+	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
+	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
+	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
+}
+
+// addAuthRoutes lists the routes of one authentication mount. Only the
+// player realm has sign-up: administrators are created by
+// `platformctl admin create`.
+func addAuthRoutes(mux *http.ServeMux, d Deps, mount string, realm account.Realm) {
+	if realm == account.RealmPlayer {
+		mux.Handle("POST "+mount+"/sign-up/email", handleSignUp(d, realm))
+	}
+	mux.Handle("POST "+mount+"/sign-in/email", handleSignIn(d, realm))
+	mux.Handle("POST "+mount+"/sign-out", checkOrigin(d, handleSignOut(d, realm)))
+	mux.Handle("GET "+mount+"/get-session", handleGetSession(d, realm))
+	mux.Handle("GET "+mount+"/list-sessions", requireSession(d, realm, handleListSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-session", requireSession(d, realm, handleRevokeSession(d)))
+	mux.Handle("POST "+mount+"/revoke-sessions", requireSession(d, realm, handleRevokeSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-other-sessions", requireSession(d, realm, handleRevokeOtherSessions(d)))
+	mux.Handle("GET "+mount+"/ok", handleAuthOK())
+	mux.Handle("POST "+mount+"/send-verification-email", checkOrigin(d, handleSendVerificationEmail(d, realm)))
+	mux.Handle("GET "+mount+"/verify-email", handleVerifyEmail(d, realm))
+	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))
+	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
+	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
 }

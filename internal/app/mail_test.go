@@ -1,0 +1,136 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/storetest"
+)
+
+func enqueue(t *testing.T, srv *apitest.Server, to string) *mail.Outgoing {
+	t.Helper()
+	a := srv.App
+	out, err := a.MailComposer.Compose(mail.TemplateVerifyEmail, to,
+		mail.Data{Email: to, Link: srv.URL + "/verify?token=" + strings.Repeat("0f", 32), ExpiresAt: time.Now().Add(time.Hour)},
+		time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	a.MailWorker.Wake()
+	return out
+}
+
+// serve's background work includes the mail worker, configured from
+// PLATFORM_SMTP_URL and PLATFORM_MAIL_FROM.
+func TestServeDeliversOutbox(t *testing.T) {
+	smtp := mailtest.Start(t, mailtest.Options{})
+	srv := apitest.New(t,
+		apitest.WithEnv("PLATFORM_SMTP_URL", smtp.URL()),
+		apitest.WithEnv("PLATFORM_MAIL_FROM", "Tower Defence <accounts@td.example>"))
+	out := enqueue(t, srv, "ada@example.com")
+	got := smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
+	if got.MessageID != out.ID.String()+"@td.example" || got.Token() == "" {
+		t.Fatalf("delivered %q with token %q", got.MessageID, got.Token())
+	}
+	if !strings.Contains(got.Header.Get("From"), "accounts@td.example") {
+		t.Fatalf("From %q", got.Header.Get("From"))
+	}
+}
+
+// In development without an SMTP server the message and its link are
+// logged, never dropped.
+func TestDevelopmentLogsMail(t *testing.T) {
+	srv := apitest.New(t)
+	out := enqueue(t, srv, "ada@example.com")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(srv.Logs(), out.ID.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("message %s never logged:\n%s", out.ID, srv.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, line := range strings.Split(srv.Logs(), "\n") {
+		if strings.Contains(line, out.ID.String()) && strings.Contains(line, "level=INFO") {
+			if !strings.Contains(line, "ada@example.com") || !strings.Contains(line, "token="+strings.Repeat("0f", 32)) {
+				t.Fatalf("log line lacks recipient or link: %s", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no info line for the message:\n%s", srv.Logs())
+}
+
+// `serve` is stopped while its worker is in the middle of an SMTP
+// conversation: the message goes back to the outbox, and the next `serve`
+// on the same database delivers it, once.
+func TestServeStoppedMidDelivery(t *testing.T) {
+	smtp := mailtest.Start(t, mailtest.Options{})
+	stalled := smtp.StallRecipients()
+	env := map[string]string{
+		"PLATFORM_DATA_DIR":     t.TempDir(),
+		"PLATFORM_DATABASE_URL": storetest.URL(t),
+		"PLATFORM_SECRET":       apitest.Secret,
+		"PLATFORM_MIGRATE":      "true",
+		"PLATFORM_SMTP_URL":     smtp.URL(),
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (*app.App, func()) {
+		a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.Run(ctx); close(done) }()
+		return a, func() { cancel(); <-done; a.Close() }
+	}
+
+	first, stop := start()
+	out, err := first.MailComposer.Compose(mail.TemplateVerifyEmail, "ada@example.com",
+		mail.Data{Email: "ada@example.com", Link: "http://x.example/?token=" + strings.Repeat("0f", 32), ExpiresAt: time.Now().Add(time.Hour)},
+		time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	first.MailWorker.Wake()
+	select {
+	case <-stalled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker never reached RCPT TO")
+	}
+	stop()
+	smtp.Release()
+
+	second, stop := start()
+	defer stop()
+	smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
+	time.Sleep(200 * time.Millisecond)
+	if n := len(smtp.Messages()); n != 1 {
+		t.Fatalf("%d deliveries, want 1", n)
+	}
+	m, atts, err := second.DB.Mail().GetMail(context.Background(), out.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != mail.StatusSent || len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted {
+		t.Fatalf("status %s, attempts %+v", m.Status, atts)
+	}
+}

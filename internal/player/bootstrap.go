@@ -1,0 +1,86 @@
+package player
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/liveops"
+)
+
+// LiveOps evaluates a live-ops configuration version for one player.
+type LiveOps interface {
+	EvaluateVersion(ctx context.Context, version int, s liveops.Subject) (*liveops.Evaluation, error)
+}
+
+// Viewer is the signed-in player a bootstrap is for.
+type Viewer struct {
+	ID        uuid.UUID
+	Nickname  string
+	CreatedAt time.Time
+}
+
+// Bootstrap is everything a client needs on start, in one round trip.
+type Bootstrap struct {
+	ServerTime time.Time           `json:"serverTime"`
+	Catalog    CatalogRef          `json:"catalog"`
+	Decks      *DeckList           `json:"decks"`
+	Social     *SocialSummary      `json:"social"`
+	Lobby      *Lobby              `json:"lobby"`
+	Queues     []Queue             `json:"queues"`
+	LiveOps    *liveops.Evaluation `json:"liveops"`
+}
+
+// CatalogRef tells the client whether its cached catalog is current.
+type CatalogRef struct {
+	Version int    `json:"version"`
+	ETag    string `json:"etag"`
+}
+
+// Bootstrap assembles the player's start-up state. It is the route every
+// client calls first, so it reads in few round trips: one for the versions,
+// profile, counts and lobby id, one for the decks, and one for the lobby
+// when the player is in one; catalog and live-ops configuration come from
+// the per-version cache.
+func (s *Service) Bootstrap(ctx context.Context, v Viewer) (*Bootstrap, error) {
+	st, err := s.store.PlayerState(ctx, v.ID)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	cat, err := s.catalogAt(ctx, st.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bootstrap{ServerTime: s.clock(), Catalog: CatalogRef{Version: cat.Version, ETag: cat.ETag}, Queues: s.queueList(),
+		Social: s.socialSummary(st.EdgeCounts)}
+	prof := st.Profile
+	if prof == nil || !prof.StarterGranted {
+		if prof, err = s.ensureStarted(ctx, cat, v.ID); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.store.Decks(ctx, v.ID)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap decks: %w", err)
+	}
+	b.Decks = s.deckListFrom(cat, prof, rows)
+	if st.LobbyID != nil {
+		if b.Lobby, err = s.CurrentLobby(ctx, v.ID); err != nil {
+			return nil, err
+		}
+	}
+	sub := liveops.Subject{PlayerID: v.ID.String(), Nickname: v.Nickname, CreatedAt: v.CreatedAt}
+	if b.LiveOps, err = s.liveops.EvaluateVersion(ctx, st.LiveOpsVersion, sub); err != nil {
+		return nil, fmt.Errorf("bootstrap live-ops: %w", err)
+	}
+	return b, nil
+}
+
+func (s *Service) queueList() []Queue {
+	qs := s.queues.Queues()
+	out := make([]Queue, len(qs))
+	copy(out, qs)
+	return out
+}
