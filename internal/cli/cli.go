@@ -90,6 +90,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newAdminCmd(e),
 		newSessionsCmd(e),
 		newAuditCmd(e),
+		newMapCmd(e),
 	)
 	return root
 }

@@ -36,6 +36,7 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
+	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the
