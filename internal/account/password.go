@@ -1,0 +1,193 @@
+package account
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/scrypt"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Argon2Params are the argon2id cost parameters of new hashes.
+type Argon2Params struct {
+	MemoryKiB   uint32
+	Iterations  uint32
+	Parallelism uint8
+}
+
+const (
+	argon2SaltLen = 16
+	argon2KeyLen  = 32
+
+	// Limits on parameters read back from stored hashes, so that a corrupt
+	// row cannot make one sign-in allocate gigabytes.
+	maxArgon2MemoryKiB  = 1 << 20
+	maxArgon2Iterations = 64
+	maxArgon2KeyLen     = 128
+
+	// better-auth's scrypt parameters (@better-auth/utils password.node).
+	scryptN      = 16384
+	scryptR      = 16
+	scryptP      = 1
+	scryptKeyLen = 64
+)
+
+// Hasher makes and checks password hashes. New hashes are argon2id PHC
+// strings; better-auth's scrypt hashes are verified so that accounts carried
+// over from the original service keep working. Passwords are NFKC-normalised
+// first, as better-auth does, so the same keystrokes on another keyboard
+// layout still match.
+//
+// Each hash holds Argon2Params.MemoryKiB of memory (scrypt holds 32 MiB), so
+// at most GOMAXPROCS run at once; more would only queue for the CPU anyway,
+// while multiplying peak memory under a burst of sign-ins.
+type Hasher struct {
+	params Argon2Params
+	slots  chan struct{}
+
+	dummyOnce sync.Once
+	dummy     string
+	dummyErr  error
+}
+
+// NewHasher returns a hasher that makes new hashes with params.
+func NewHasher(params Argon2Params) *Hasher {
+	return &Hasher{params: params, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+}
+
+func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Hasher) release() { <-h.slots }
+
+// Hash returns the argon2id PHC string of password with a fresh salt.
+func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
+	salt := make([]byte, argon2SaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.release()
+	p := h.params
+	key := argon2.IDKey([]byte(norm.NFKC.String(password)), salt, p.Iterations, p.MemoryKiB, p.Parallelism, argon2KeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.MemoryKiB, p.Iterations, p.Parallelism,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// Verify reports whether password matches encoded, and whether encoded
+// should be replaced because it is scrypt or uses other argon2id
+// parameters. An unrecognised hash is an error, not a mismatch.
+func (h *Hasher) Verify(ctx context.Context, encoded, password string) (ok, stale bool, err error) {
+	if strings.HasPrefix(encoded, "$argon2id$") {
+		ph, err := parseArgon2(encoded)
+		if err != nil {
+			return false, false, err
+		}
+		if err := h.acquire(ctx); err != nil {
+			return false, false, err
+		}
+		defer h.release()
+		key := argon2.IDKey([]byte(norm.NFKC.String(password)), ph.salt, ph.params.Iterations, ph.params.MemoryKiB,
+			ph.params.Parallelism, uint32(len(ph.key)))
+		ok := subtle.ConstantTimeCompare(key, ph.key) == 1
+		return ok, ph.params != h.params || len(ph.key) != argon2KeyLen, nil
+	}
+	saltHex, keyHex, found := strings.Cut(encoded, ":")
+	if !found {
+		return false, false, fmt.Errorf("unrecognised password hash format")
+	}
+	want, err := hex.DecodeString(keyHex)
+	if err != nil || len(want) != scryptKeyLen || len(saltHex) == 0 {
+		return false, false, fmt.Errorf("malformed scrypt password hash")
+	}
+	if err := h.acquire(ctx); err != nil {
+		return false, false, err
+	}
+	defer h.release()
+	// better-auth passes the hex text of the salt, not its bytes, to scrypt.
+	key, err := scrypt.Key([]byte(norm.NFKC.String(password)), []byte(saltHex), scryptN, scryptR, scryptP, scryptKeyLen)
+	if err != nil {
+		return false, false, err
+	}
+	return subtle.ConstantTimeCompare(key, want) == 1, true, nil
+}
+
+// BurnVerify spends the time of a real verification against a fixed hash.
+// Sign-in calls it for unknown emails so that timing does not reveal which
+// accounts exist.
+func (h *Hasher) BurnVerify(ctx context.Context, password string) error {
+	h.dummyOnce.Do(func() {
+		// Not cancellable: a cancelled first caller must not spoil the dummy
+		// hash for every later one.
+		h.dummy, h.dummyErr = h.Hash(context.WithoutCancel(ctx), "dummy password for unknown accounts")
+	})
+	if h.dummyErr != nil {
+		return h.dummyErr
+	}
+	_, _, err := h.Verify(ctx, h.dummy, password)
+	return err
+}
+
+type argon2Hash struct {
+	params Argon2Params
+	salt   []byte
+	key    []byte
+}
+
+// parseArgon2 reads $argon2id$v=19$m=M,t=T,p=P$salt$key (unpadded base64).
+func parseArgon2(encoded string) (*argon2Hash, error) {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v="+strconv.Itoa(argon2.Version) {
+		return nil, fmt.Errorf("malformed argon2id password hash")
+	}
+	var ph argon2Hash
+	for _, kv := range strings.Split(parts[3], ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("malformed argon2id password hash parameters")
+		}
+		switch k {
+		case "m":
+			ph.params.MemoryKiB = uint32(n)
+		case "t":
+			ph.params.Iterations = uint32(n)
+		case "p":
+			if n > 255 {
+				return nil, fmt.Errorf("malformed argon2id password hash parameters")
+			}
+			ph.params.Parallelism = uint8(n)
+		default:
+			return nil, fmt.Errorf("malformed argon2id password hash parameters")
+		}
+	}
+	p := ph.params
+	if p.MemoryKiB < 8 || p.MemoryKiB > maxArgon2MemoryKiB || p.Iterations < 1 || p.Iterations > maxArgon2Iterations || p.Parallelism < 1 {
+		return nil, fmt.Errorf("argon2id password hash parameters out of range")
+	}
+	var err error
+	if ph.salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil || len(ph.salt) < 8 {
+		return nil, fmt.Errorf("malformed argon2id password hash salt")
+	}
+	if ph.key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(ph.key) < 16 || len(ph.key) > maxArgon2KeyLen {
+		return nil, fmt.Errorf("malformed argon2id password hash key")
+	}
+	return &ph, nil
+}

@@ -1,0 +1,353 @@
+// Package auth owns sign-up, sign-in and sessions of both realms. A session
+// is a random 32-byte token that the client holds in a signed cookie; the
+// database keeps only its SHA-256, so a leaked database opens no session.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Error codes of this package.
+const (
+	CodeSignUpDisabled = "EMAIL_PASSWORD_SIGN_UP_DISABLED"
+)
+
+var (
+	// ErrUnauthenticated: no valid session of the realm.
+	ErrUnauthenticated = platform.Errorf(platform.KindUnauthenticated, platform.CodeUnauthorized, "Unauthorized")
+	// ErrSessionNotFound is what a Store returns for an unknown token hash.
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrSignUpDisabled: the realm has no self-service sign-up (admins).
+	ErrSignUpDisabled = platform.Errorf(platform.KindInvalid, CodeSignUpDisabled, "Sign up is not available here")
+)
+
+// shortSessionTTL is the life of a session created with rememberMe false;
+// it is never extended, as in better-auth.
+const shortSessionTTL = 24 * time.Hour
+
+// tokenBytes is the entropy of a session token.
+const tokenBytes = 32
+
+// Session is a signed-in device. Token is the raw token when the caller
+// holds it (its own session) and otherwise an opaque handle that
+// RevokeSession accepts in its place.
+type Session struct {
+	ID        uuid.UUID     `json:"id"`
+	Token     string        `json:"token"`
+	UserID    uuid.UUID     `json:"userId"`
+	Realm     account.Realm `json:"-"`
+	Remember  bool          `json:"-"`
+	ExpiresAt time.Time     `json:"expiresAt"`
+	CreatedAt time.Time     `json:"createdAt"`
+	UpdatedAt time.Time     `json:"updatedAt"`
+	IPAddress string        `json:"ipAddress"`
+	UserAgent string        `json:"userAgent"`
+	// TokenHash is the hex SHA-256 of the token, the only form stored.
+	TokenHash string `json:"-"`
+}
+
+// Principal is the caller behind a valid session.
+type Principal struct {
+	Realm   account.Realm
+	User    *account.User
+	Session *Session
+	// Token is the raw session token from the cookie.
+	Token string
+	// Refreshed tells the HTTP layer that the expiry slid forward and the
+	// cookie should be issued again.
+	Refreshed bool
+}
+
+// Client describes where a request came from, recorded on its session.
+type Client struct {
+	IPAddress string
+	UserAgent string
+}
+
+// Store persists sessions. SessionByTokenHash returns ErrSessionNotFound
+// for an unknown hash.
+type Store interface {
+	CreateUserWithSession(ctx context.Context, u *account.User, s *Session) error
+	InsertSession(ctx context.Context, s *Session) error
+	SessionByTokenHash(ctx context.Context, tokenHash string) (*Session, *account.User, error)
+	ExtendSession(ctx context.Context, id uuid.UUID, expiresAt, updatedAt time.Time) (bool, error)
+	DeleteSession(ctx context.Context, id uuid.UUID) error
+	DeleteUserSession(ctx context.Context, userID, sessionID uuid.UUID) (bool, error)
+	DeleteUserSessionByTokenHash(ctx context.Context, userID uuid.UUID, tokenHash string) (bool, error)
+	DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) (int, error)
+	ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error)
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+}
+
+// Options are the session settings.
+type Options struct {
+	Secret             string
+	SessionTTL         time.Duration
+	RefreshAfter       time.Duration
+	PlayerCookiePrefix string
+	AdminCookiePrefix  string
+	SecureCookies      bool
+}
+
+// Service signs users up and in and manages their sessions.
+type Service struct {
+	store    Store
+	accounts *account.Service
+	cookies  *Cookies
+	ttl      time.Duration
+	refresh  time.Duration
+	now      func() time.Time
+}
+
+// NewService returns the session service.
+func NewService(store Store, accounts *account.Service, opts Options, now func() time.Time) *Service {
+	return &Service{
+		store:    store,
+		accounts: accounts,
+		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
+		ttl:      opts.SessionTTL,
+		refresh:  opts.RefreshAfter,
+		now:      now,
+	}
+}
+
+// Cookies returns the cookie codec of the service.
+func (s *Service) Cookies() *Cookies { return s.cookies }
+
+// Accounts returns the account service sessions are built on.
+func (s *Service) Accounts() *account.Service { return s.accounts }
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// NewToken returns a fresh random token and the hex SHA-256 that is stored.
+func NewToken() (token, hash string, err error) {
+	var raw [tokenBytes]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", fmt.Errorf("generate token: %w", err)
+	}
+	token = base64.RawURLEncoding.EncodeToString(raw[:])
+	return token, HashToken(token), nil
+}
+
+// HashToken returns the hex SHA-256 of a token: the form in which session
+// and confirmation tokens are stored and looked up.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// newSession builds a session for userID; the caller stores it.
+func (s *Service) newSession(realm account.Realm, userID uuid.UUID, remember bool, client Client) (*Session, string, error) {
+	token, hash, err := NewToken()
+	if err != nil {
+		return nil, "", err
+	}
+	now := s.clock()
+	ttl := s.ttl
+	if !remember {
+		ttl = min(shortSessionTTL, s.ttl)
+	}
+	return &Session{
+		ID: uuid.New(), Token: token, TokenHash: hash, UserID: userID, Realm: realm, Remember: remember,
+		ExpiresAt: now.Add(ttl), CreatedAt: now, UpdatedAt: now,
+		IPAddress: truncate(client.IPAddress, 64), UserAgent: truncate(client.UserAgent, 512),
+	}, token, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// SignUp creates a player account and its first session in one
+// transaction. Only the player realm has self-service sign-up.
+func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.NewUser, remember bool, client Client) (*Principal, error) {
+	if realm != account.RealmPlayer {
+		return nil, ErrSignUpDisabled
+	}
+	u, err := s.accounts.Prepare(ctx, realm, in)
+	if err != nil {
+		return nil, err
+	}
+	sess, token, err := s.newSession(realm, u.ID, remember, client)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateUserWithSession(ctx, u, sess); err != nil {
+		return nil, fmt.Errorf("sign up: %w", err)
+	}
+	return &Principal{Realm: realm, User: u, Session: sess, Token: token}, nil
+}
+
+// SignIn checks an email and password in realm and opens a new session.
+func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client) (*Principal, error) {
+	u, err := s.accounts.Authenticate(ctx, realm, email, password)
+	if err != nil {
+		return nil, err
+	}
+	return s.OpenSession(ctx, u, remember, client)
+}
+
+// OpenSession starts a session for an already authenticated user.
+func (s *Service) OpenSession(ctx context.Context, u *account.User, remember bool, client Client) (*Principal, error) {
+	sess, token, err := s.newSession(u.Realm, u.ID, remember, client)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.InsertSession(ctx, sess); err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	return &Principal{Realm: u.Realm, User: u, Session: sess, Token: token}, nil
+}
+
+// SessionFromRequest returns the principal of realm behind r's session
+// cookie, or ErrUnauthenticated. This is the one check every protected
+// route uses.
+func (s *Service) SessionFromRequest(ctx context.Context, realm account.Realm, r *http.Request) (*Principal, error) {
+	token, ok := s.cookies.TokenFromRequest(realm, r)
+	if !ok {
+		return nil, ErrUnauthenticated
+	}
+	return s.Authenticate(ctx, realm, token)
+}
+
+// Authenticate returns the principal of realm behind a raw token, or
+// ErrUnauthenticated. It costs one indexed query; a remembered session that
+// was last extended more than RefreshAfter ago is extended to a full TTL
+// (one more write, at most once per RefreshAfter). An expired session is
+// deleted on sight.
+func (s *Service) Authenticate(ctx context.Context, realm account.Realm, token string) (*Principal, error) {
+	if token == "" || len(token) > 256 {
+		return nil, ErrUnauthenticated
+	}
+	sess, u, err := s.store.SessionByTokenHash(ctx, HashToken(token))
+	if errors.Is(err, ErrSessionNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up session: %w", err)
+	}
+	// A token of the other realm is as good as no token: a player cookie
+	// never opens an admin route.
+	if sess.Realm != realm || u.Realm != realm {
+		return nil, ErrUnauthenticated
+	}
+	now := s.clock()
+	if !now.Before(sess.ExpiresAt) {
+		if err := s.store.DeleteSession(ctx, sess.ID); err != nil {
+			return nil, fmt.Errorf("delete expired session: %w", err)
+		}
+		return nil, ErrUnauthenticated
+	}
+	sess.Token = token
+	p := &Principal{Realm: realm, User: u, Session: sess, Token: token}
+	if sess.Remember && !now.Before(sess.ExpiresAt.Add(-s.ttl).Add(s.refresh)) {
+		expires := now.Add(s.ttl)
+		ok, err := s.store.ExtendSession(ctx, sess.ID, expires, now)
+		if err != nil {
+			return nil, fmt.Errorf("extend session: %w", err)
+		}
+		if !ok { // revoked between the read and the write
+			return nil, ErrUnauthenticated
+		}
+		sess.ExpiresAt, sess.UpdatedAt = expires, now
+		p.Refreshed = true
+	}
+	return p, nil
+}
+
+// SignOut ends the principal's session.
+func (s *Service) SignOut(ctx context.Context, p *Principal) error {
+	if err := s.store.DeleteSession(ctx, p.Session.ID); err != nil {
+		return fmt.Errorf("sign out: %w", err)
+	}
+	return nil
+}
+
+// ListSessions returns the principal's live sessions, newest first. The
+// current session carries its token; the others carry their id as a handle
+// that RevokeSession accepts, since their tokens are not stored.
+func (s *Service) ListSessions(ctx context.Context, p *Principal) ([]Session, error) {
+	list, err := s.store.ListUserSessions(ctx, p.User.ID, s.clock())
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	for i := range list {
+		if list[i].ID == p.Session.ID {
+			list[i].Token = p.Token
+		} else {
+			list[i].Token = list[i].ID.String()
+		}
+	}
+	return list, nil
+}
+
+// RevokeSession ends one of the principal's own sessions, named by its raw
+// token or by the handle ListSessions gave. A token of someone else's
+// session is silently ignored, as in better-auth. It reports whether the
+// current session was the one revoked.
+func (s *Service) RevokeSession(ctx context.Context, p *Principal, tokenOrHandle string) (current bool, err error) {
+	if id, perr := uuid.Parse(tokenOrHandle); perr == nil && len(tokenOrHandle) == 36 {
+		if _, err := s.store.DeleteUserSession(ctx, p.User.ID, id); err != nil {
+			return false, fmt.Errorf("revoke session: %w", err)
+		}
+		return id == p.Session.ID, nil
+	}
+	if tokenOrHandle == "" || len(tokenOrHandle) > 256 {
+		return false, nil
+	}
+	hash := HashToken(tokenOrHandle)
+	if _, err := s.store.DeleteUserSessionByTokenHash(ctx, p.User.ID, hash); err != nil {
+		return false, fmt.Errorf("revoke session: %w", err)
+	}
+	return hash == p.Session.TokenHash, nil
+}
+
+// RevokeSessions ends every session of the principal's user.
+func (s *Service) RevokeSessions(ctx context.Context, p *Principal) error {
+	_, err := s.RevokeUserSessions(ctx, p.User.ID)
+	return err
+}
+
+// RevokeOtherSessions ends every session of the principal's user but the
+// current one.
+func (s *Service) RevokeOtherSessions(ctx context.Context, p *Principal) error {
+	if _, err := s.store.DeleteUserSessions(ctx, p.User.ID, p.Session.ID); err != nil {
+		return fmt.Errorf("revoke other sessions: %w", err)
+	}
+	return nil
+}
+
+// RevokeUserSessions ends every session of a user and returns how many
+// there were.
+func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
+	n, err := s.store.DeleteUserSessions(ctx, userID, uuid.Nil)
+	if err != nil {
+		return 0, fmt.Errorf("revoke sessions: %w", err)
+	}
+	return n, nil
+}
+
+// PruneExpired deletes every expired session and returns how many.
+func (s *Service) PruneExpired(ctx context.Context) (int, error) {
+	n, err := s.store.DeleteExpiredSessions(ctx, s.clock())
+	if err != nil {
+		return 0, fmt.Errorf("prune sessions: %w", err)
+	}
+	return n, nil
+}

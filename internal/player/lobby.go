@@ -1,0 +1,858 @@
+package player
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Lobby visibilities.
+const (
+	VisibilityPublic  = "public"  // listed to everyone
+	VisibilityFriends = "friends" // listed to the host's friends
+	VisibilityPrivate = "private" // never listed; joined by code only
+)
+
+// Lobby statuses. A started lobby has gone to matchmaking; a closed one is
+// gone for good.
+const (
+	LobbyOpen    = "open"
+	LobbyStarted = "started"
+	LobbyClosed  = "closed"
+)
+
+// Lobby actions, as listed in a lobby's allowedActions.
+const (
+	LobbyActionJoin  = "join"
+	LobbyActionLeave = "leave"
+	LobbyActionReady = "ready"
+	LobbyActionKick  = "kick"
+	LobbyActionStart = "start"
+	LobbyActionClose = "close"
+)
+
+// Why a lobby closed.
+const (
+	CloseReasonHost  = "host"
+	CloseReasonEmpty = "empty"
+	CloseReasonIdle  = "idle"
+)
+
+// LobbyVisibilities lists the visibilities.
+var LobbyVisibilities = []string{VisibilityPublic, VisibilityFriends, VisibilityPrivate}
+
+// LobbyStatuses lists the statuses.
+var LobbyStatuses = []string{LobbyOpen, LobbyStarted, LobbyClosed}
+
+// joinCodeAlphabet leaves out 0, O, 1 and I, which people misread.
+const joinCodeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+// JoinCodeLen is the length of a join code: 32^6, about a billion codes.
+const JoinCodeLen = 6
+
+// LobbySummary is a lobby in a list.
+type LobbySummary struct {
+	ID          uuid.UUID `json:"id"`
+	Queue       string    `json:"queue"`
+	Visibility  string    `json:"visibility"`
+	Status      string    `json:"status"`
+	Host        PlayerRef `json:"host"`
+	Capacity    int       `json:"capacity"`
+	MemberCount int       `json:"memberCount"`
+	CreatedAt   time.Time `json:"createdAt"`
+	// ExpiresAt is when the lobby closes unless someone acts in it.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Lobby is one lobby in full. Code is shown to members only.
+type Lobby struct {
+	LobbySummary
+	Code           *string       `json:"code"`
+	Members        []LobbyMember `json:"members"`
+	AllowedActions []string      `json:"allowedActions"`
+	UpdatedAt      time.Time     `json:"updatedAt"`
+}
+
+// LobbyMember is a member of a lobby.
+type LobbyMember struct {
+	Player   PlayerRef `json:"player"`
+	Host     bool      `json:"host"`
+	Ready    bool      `json:"ready"`
+	JoinedAt time.Time `json:"joinedAt"`
+}
+
+// LobbyList is the lobby browser: lobbies the player may join, and the one
+// they are in.
+type LobbyList struct {
+	Lobbies []LobbySummary `json:"lobbies"`
+	Current *Lobby         `json:"current"`
+}
+
+// LobbyResult is the caller's lobby after an action; nil once they are no
+// longer in it.
+type LobbyResult struct {
+	Lobby *Lobby `json:"lobby"`
+}
+
+// CreateLobbyInput creates a lobby.
+type CreateLobbyInput struct {
+	Queue      string `json:"queue"`
+	Visibility string `json:"visibility"`
+}
+
+// JoinLobbyInput names the lobby to join by id or by join code.
+type JoinLobbyInput struct {
+	LobbyID *uuid.UUID `json:"lobbyId"`
+	Code    string     `json:"code"`
+}
+
+// LobbyQuery filters the lobby list.
+type LobbyQuery struct {
+	Queue string
+	Limit int
+}
+
+// MaxLobbyListLimit bounds one page of the lobby list.
+const MaxLobbyListLimit = 100
+
+func (s *Service) queue(id string) (Queue, bool) {
+	for _, q := range s.queues.Queues() {
+		if q.ID == id {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}
+
+func (s *Service) isIdle(l *LobbyRow, now time.Time) bool {
+	return l.Status != LobbyClosed && now.Sub(l.ActiveAt) >= s.idle
+}
+
+func lobbyErr(kind platform.Kind, code, format string, args ...any) *platform.Error {
+	return platform.Errorf(kind, code, format, args...)
+}
+
+var errLobbyNotFound = lobbyErr(platform.KindNotFound, CodeLobbyNotFound, "No such lobby")
+
+// newJoinCode returns a random join code.
+func newJoinCode() string {
+	var b [JoinCodeLen]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	for i := range b {
+		b[i] = joinCodeAlphabet[int(b[i])%len(joinCodeAlphabet)]
+	}
+	return string(b[:])
+}
+
+// normalizeJoinCode upper-cases a typed code and drops spaces and hyphens.
+func normalizeJoinCode(code string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return -1
+		}
+		return r
+	}, strings.ToUpper(strings.TrimSpace(code)))
+}
+
+// Lobbies lists the lobbies the player may join — public ones and those of
+// friends who host with visibility friends — and the player's own.
+func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery) (*LobbyList, error) {
+	if q.Queue != "" {
+		if _, ok := s.queue(q.Queue); !ok {
+			return nil, platform.Invalid("queue", "unknown queue "+q.Queue)
+		}
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = 50
+	case q.Limit < 1 || q.Limit > MaxLobbyListLimit:
+		return nil, platform.Invalid("limit", fmt.Sprintf("must be 1-%d", MaxLobbyListLimit))
+	}
+	now := s.clock()
+	listings, err := s.store.ListLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: q.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("list lobbies: %w", err)
+	}
+	out := &LobbyList{Lobbies: make([]LobbySummary, 0, len(listings))}
+	for _, l := range listings {
+		out.Lobbies = append(out.Lobbies, s.summary(&l.LobbyRow, l.Host))
+	}
+	out.Current, err = s.CurrentLobby(ctx, playerID)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CurrentLobby returns the lobby the player is in, or nil.
+func (s *Service) CurrentLobby(ctx context.Context, playerID uuid.UUID) (*Lobby, error) {
+	m, err := s.store.MembershipOf(ctx, playerID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("current lobby: %w", err)
+	}
+	l, err := s.store.Lobby(ctx, m.LobbyID)
+	if err != nil {
+		return nil, fmt.Errorf("current lobby: %w", err)
+	}
+	if s.isIdle(l, s.clock()) {
+		return nil, nil // closing it is a write; the next action or the janitor does it
+	}
+	return s.view(ctx, s.store, l, playerID)
+}
+
+// Lobby returns one lobby if the player is in it or may see it.
+func (s *Service) Lobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*Lobby, error) {
+	l, err := s.store.Lobby(ctx, lobbyID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errLobbyNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lobby: %w", err)
+	}
+	m, err := s.store.MembershipOf(ctx, playerID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("lobby: %w", err)
+	}
+	if m == nil || m.LobbyID != l.ID {
+		visible, err := s.visible(ctx, s.store, l, playerID, false)
+		if err != nil {
+			return nil, err
+		}
+		if !visible {
+			return nil, errLobbyNotFound
+		}
+	}
+	if s.isIdle(l, s.clock()) {
+		l.Status = LobbyClosed
+	}
+	return s.view(ctx, s.store, l, playerID)
+}
+
+// visible decides whether a non-member may see (and join) a lobby. A join
+// code opens any lobby; otherwise private lobbies are hidden, friends
+// lobbies show to the host's friends, and a block either way hides the
+// lobby as if it did not exist. The store's ListLobbies applies the same
+// rule in SQL.
+func (s *Service) visible(ctx context.Context, r Reader, l *LobbyRow, playerID uuid.UUID, byCode bool) (bool, error) {
+	toHost, err := r.Edge(ctx, playerID, l.HostID)
+	if err != nil {
+		return false, err
+	}
+	fromHost, err := r.Edge(ctx, l.HostID, playerID)
+	if err != nil {
+		return false, err
+	}
+	if toHost == StateBlocked || fromHost == StateBlocked {
+		return false, nil
+	}
+	switch {
+	case byCode, l.Visibility == VisibilityPublic:
+		return true, nil
+	case l.Visibility == VisibilityFriends:
+		return toHost == StateFriend, nil
+	}
+	return false, nil
+}
+
+func (s *Service) summary(l *LobbyRow, host PlayerRef) LobbySummary {
+	return LobbySummary{ID: l.ID, Queue: l.QueueID, Visibility: l.Visibility, Status: l.Status, Host: host,
+		Capacity: l.Capacity, MemberCount: l.MemberCount, CreatedAt: l.CreatedAt.UTC(), ExpiresAt: l.ActiveAt.Add(s.idle).UTC()}
+}
+
+// view renders a lobby for the player.
+func (s *Service) view(ctx context.Context, r Reader, l *LobbyRow, playerID uuid.UUID) (*Lobby, error) {
+	members, err := r.Members(ctx, l.ID)
+	if err != nil {
+		return nil, fmt.Errorf("lobby members: %w", err)
+	}
+	var host PlayerRef
+	v := &Lobby{Members: make([]LobbyMember, 0, len(members)), AllowedActions: []string{}, UpdatedAt: l.UpdatedAt.UTC()}
+	isMember := false
+	for _, m := range members {
+		if m.Player.ID == l.HostID {
+			host = m.Player
+		}
+		if m.Player.ID == playerID {
+			isMember = true
+		}
+		v.Members = append(v.Members, LobbyMember{Player: m.Player, Host: m.Player.ID == l.HostID, Ready: m.Ready, JoinedAt: m.JoinedAt.UTC()})
+	}
+	if host.ID == uuid.Nil {
+		h, err := r.PlayerByID(ctx, l.HostID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("lobby host: %w", err)
+		}
+		if h != nil {
+			host = *h
+		}
+	}
+	v.LobbySummary = s.summary(l, host)
+	if isMember {
+		v.Code = l.JoinCode
+		v.AllowedActions = append(v.AllowedActions, LobbyActionLeave)
+		switch {
+		case l.Status == LobbyOpen && l.HostID == playerID:
+			v.AllowedActions = append(v.AllowedActions, LobbyActionReady, LobbyActionKick, LobbyActionStart, LobbyActionClose)
+		case l.Status == LobbyOpen:
+			v.AllowedActions = append(v.AllowedActions, LobbyActionReady)
+		case l.Status == LobbyStarted && l.HostID == playerID:
+			v.AllowedActions = append(v.AllowedActions, LobbyActionClose)
+		}
+	} else if l.Status == LobbyOpen && l.MemberCount < l.Capacity {
+		v.AllowedActions = append(v.AllowedActions, LobbyActionJoin)
+	}
+	return v, nil
+}
+
+// inTxAfter runs fn in a transaction; an error fn leaves in *after is
+// returned once the transaction has committed, so that housekeeping such
+// as closing an idle lobby survives the refusal it causes.
+func (s *Service) inTxAfter(ctx context.Context, fn func(ctx context.Context, tx Tx, after *error) error) error {
+	var after error
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		after = nil
+		return fn(ctx, tx, &after)
+	})
+	if err != nil {
+		return err
+	}
+	return after
+}
+
+// lockLobbies locks lobbies in id order so that two transactions never
+// wait on each other in a cycle, and returns them by id.
+func lockLobbies(ctx context.Context, tx Tx, ids ...uuid.UUID) (map[uuid.UUID]*LobbyRow, error) {
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	out := make(map[uuid.UUID]*LobbyRow, len(ids))
+	for _, id := range slices.Compact(ids) {
+		l, err := tx.LockLobby(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = l
+	}
+	return out, nil
+}
+
+// closeTx closes a lobby: every member leaves and the join code is freed.
+func (s *Service) closeTx(ctx context.Context, tx Tx, l *LobbyRow, reason string, now time.Time) error {
+	if err := tx.DeleteMembers(ctx, l.ID); err != nil {
+		return err
+	}
+	l.Status, l.JoinCode, l.MemberCount, l.ClosedAt, l.CloseReason, l.UpdatedAt = LobbyClosed, nil, 0, &now, reason, now
+	return tx.UpdateLobby(ctx, l)
+}
+
+// leaveTx removes a member; the earliest remaining member takes over from
+// a leaving host, and the last one out closes the lobby.
+func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID, now time.Time) error {
+	if err := tx.DeleteMember(ctx, l.ID, playerID); err != nil {
+		return err
+	}
+	l.MemberCount--
+	if l.MemberCount <= 0 {
+		return s.closeTx(ctx, tx, l, CloseReasonEmpty, now)
+	}
+	if l.HostID == playerID {
+		members, err := tx.Members(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		if len(members) == 0 {
+			return s.closeTx(ctx, tx, l, CloseReasonEmpty, now)
+		}
+		l.HostID = members[0].Player.ID
+	}
+	l.ActiveAt, l.UpdatedAt = now, now
+	return tx.UpdateLobby(ctx, l)
+}
+
+// leaveIdleCurrent frees the player from a lobby that went idle, so that
+// an abandoned lobby never traps its members. It reports the lobby the
+// player is still in, if any.
+func (s *Service) leaveIdleCurrent(ctx context.Context, tx Tx, current *LobbyRow, now time.Time) (*LobbyRow, error) {
+	if current == nil || !s.isIdle(current, now) {
+		return current, nil
+	}
+	return nil, s.closeTx(ctx, tx, current, CloseReasonIdle, now)
+}
+
+func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q Queue, players ...uuid.UUID) error {
+	if !q.RequiresValidDeck {
+		return nil
+	}
+	var missing []string
+	for _, p := range players {
+		ok, err := s.defaultDeckValid(ctx, r, cat, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, p.String())
+		}
+	}
+	if len(missing) > 0 {
+		return platform.Errorf(platform.KindUnprocessable, CodeLobbyDeckRequired,
+			"Queue %s needs every member to have a valid default deck", q.ID).WithDetails("players", missing)
+	}
+	return nil
+}
+
+// CreateLobby opens a lobby for a queue preset with the player as host.
+func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in CreateLobbyInput) (*LobbyResult, error) {
+	fields := platform.FieldErrors{}
+	q, ok := s.queue(in.Queue)
+	if !ok {
+		fields.Add("queue", "unknown queue "+strings.TrimSpace(in.Queue))
+	}
+	if !slices.Contains(LobbyVisibilities, in.Visibility) {
+		fields.Add("visibility", "must be public, friends or private")
+	}
+	if err := fields.Err(); err != nil {
+		return nil, err
+	}
+	if !q.Enabled {
+		return nil, platform.Errorf(platform.KindUnprocessable, CodeQueueDisabled, "Queue %s is closed right now", q.ID)
+	}
+	cat, err := s.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *LobbyResult
+	err = s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
+		if err := s.grantStarterTx(ctx, tx, cat, playerID); err != nil {
+			return err
+		}
+		now := s.clock()
+		current, err := s.currentRow(ctx, tx, playerID)
+		if err != nil {
+			return err
+		}
+		if current, err = s.leaveIdleCurrent(ctx, tx, current, now); err != nil {
+			return err
+		}
+		if current != nil {
+			*after = lobbyErr(platform.KindConflict, CodeLobbyAlreadyMember, "You are already in a lobby; leave it first").
+				WithDetails("lobbyId", current.ID.String())
+			return nil
+		}
+		if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
+			*after = err
+			return nil
+		}
+		l := &LobbyRow{ID: uuid.New(), QueueID: q.ID, Visibility: in.Visibility, Status: LobbyOpen, HostID: playerID,
+			Capacity: q.PartySize, MemberCount: 1, CreatedAt: now, UpdatedAt: now, ActiveAt: now}
+		for attempt := 0; ; attempt++ {
+			code := newJoinCode()
+			l.JoinCode = &code
+			err := tx.InsertLobby(ctx, l)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, ErrDuplicate) || attempt == 5 {
+				return err
+			}
+		}
+		if err := tx.InsertMember(ctx, &MemberRow{LobbyID: l.ID, Player: PlayerRef{ID: playerID}, JoinedAt: now}); err != nil {
+			return err
+		}
+		v, err := s.view(ctx, tx, l, playerID)
+		res = &LobbyResult{Lobby: v}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create lobby: %w", err)
+	}
+	return res, nil
+}
+
+// currentRow returns the lobby the player is in, locked, or nil.
+func (s *Service) currentRow(ctx context.Context, tx Tx, playerID uuid.UUID) (*LobbyRow, error) {
+	m, err := tx.MembershipOf(ctx, playerID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tx.LockLobby(ctx, m.LobbyID)
+}
+
+// JoinLobby adds the player to a lobby, by id or by join code. Joining the
+// lobby one is in answers it unchanged. The lobby row is locked while its
+// member count is checked and raised, so racing joins never overfill it.
+func (s *Service) JoinLobby(ctx context.Context, playerID uuid.UUID, in JoinLobbyInput) (*LobbyResult, error) {
+	code := normalizeJoinCode(in.Code)
+	switch {
+	case (in.LobbyID == nil) == (code == ""):
+		return nil, platform.Invalid("lobbyId", "give either lobbyId or code")
+	case code != "" && (len(code) != JoinCodeLen || strings.Trim(code, joinCodeAlphabet) != ""):
+		return nil, platform.Invalid("code", fmt.Sprintf("must be %d characters from %s", JoinCodeLen, joinCodeAlphabet))
+	}
+	cat, err := s.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *LobbyResult
+	err = s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
+		if err := s.grantStarterTx(ctx, tx, cat, playerID); err != nil {
+			return err
+		}
+		now := s.clock()
+		targetID := uuid.Nil
+		if in.LobbyID != nil {
+			targetID = *in.LobbyID
+		} else {
+			l, err := tx.LobbyByCode(ctx, code)
+			if errors.Is(err, ErrNotFound) {
+				*after = errLobbyNotFound
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			targetID = l.ID
+		}
+		ids := []uuid.UUID{targetID}
+		m, err := tx.MembershipOf(ctx, playerID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if m != nil {
+			ids = append(ids, m.LobbyID)
+		}
+		locked, err := lockLobbies(ctx, tx, ids...)
+		if err != nil {
+			return err
+		}
+		target := locked[targetID]
+		if target == nil {
+			*after = errLobbyNotFound
+			return nil
+		}
+		if m != nil && m.LobbyID == targetID && target.Status != LobbyClosed && !s.isIdle(target, now) {
+			v, err := s.view(ctx, tx, target, playerID)
+			res = &LobbyResult{Lobby: v}
+			return err
+		}
+		if ok, err := s.visible(ctx, tx, target, playerID, code != ""); err != nil || !ok {
+			*after = errLobbyNotFound
+			return err
+		}
+		if m != nil {
+			current, err := s.leaveIdleCurrent(ctx, tx, locked[m.LobbyID], now)
+			if err != nil {
+				return err
+			}
+			if current != nil {
+				*after = lobbyErr(platform.KindConflict, CodeLobbyAlreadyMember, "You are already in a lobby; leave it first").
+					WithDetails("lobbyId", current.ID.String())
+				return nil
+			}
+		}
+		if s.isIdle(target, now) {
+			*after = lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby closed after a while without activity")
+			return s.closeTx(ctx, tx, target, CloseReasonIdle, now)
+		}
+		switch target.Status {
+		case LobbyClosed:
+			*after = lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
+			return nil
+		case LobbyStarted:
+			*after = lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started")
+			return nil
+		}
+		if target.MemberCount >= target.Capacity {
+			*after = lobbyErr(platform.KindConflict, CodeLobbyFull, "The lobby is full (%d of %d)", target.MemberCount, target.Capacity).
+				WithDetails("capacity", target.Capacity)
+			return nil
+		}
+		if q, ok := s.queue(target.QueueID); ok {
+			if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
+				*after = err
+				return nil
+			}
+		}
+		if err := tx.InsertMember(ctx, &MemberRow{LobbyID: target.ID, Player: PlayerRef{ID: playerID}, JoinedAt: now}); err != nil {
+			return err
+		}
+		target.MemberCount++
+		target.ActiveAt, target.UpdatedAt = now, now
+		if err := tx.UpdateLobby(ctx, target); err != nil {
+			return err
+		}
+		v, err := s.view(ctx, tx, target, playerID)
+		res = &LobbyResult{Lobby: v}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("join lobby: %w", err)
+	}
+	return res, nil
+}
+
+// memberAction runs fn on a lobby the player is a member of, locked, after
+// closing it if it went idle. fn returns the lobby to show, or nil.
+func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
+	fn func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error) (*LobbyResult, error) {
+	var res *LobbyResult
+	err := s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
+		now := s.clock()
+		if err := tx.EnsureProfiles(ctx, now, playerID); err != nil {
+			return err
+		}
+		if err := tx.LockProfiles(ctx, playerID); err != nil {
+			return err
+		}
+		l, err := tx.LockLobby(ctx, lobbyID)
+		if errors.Is(err, ErrNotFound) {
+			*after = errLobbyNotFound
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if s.isIdle(l, now) {
+			if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now); err != nil {
+				return err
+			}
+		}
+		if err := fn(ctx, tx, l, now, after); err != nil || *after != nil {
+			return err
+		}
+		res = &LobbyResult{}
+		m, err := tx.MembershipOf(ctx, playerID)
+		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res.Lobby, err = s.view(ctx, tx, l, playerID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// requireMember fails unless the player is in the lobby.
+func requireMember(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID) error {
+	m, err := tx.MembershipOf(ctx, playerID)
+	if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
+		if l.Status == LobbyClosed {
+			return lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
+		}
+		return lobbyErr(platform.KindForbidden, CodeLobbyNotMember, "You are not in this lobby")
+	}
+	return err
+}
+
+func requireHost(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID) error {
+	if err := requireMember(ctx, tx, l, playerID); err != nil {
+		return err
+	}
+	if l.HostID != playerID {
+		return lobbyErr(platform.KindForbidden, CodeLobbyNotHost, "Only the host can do that")
+	}
+	return nil
+}
+
+// asAfter moves an expected refusal into *after, keeping the transaction's
+// housekeeping; other errors abort it.
+func asAfter(err error, after *error) error {
+	if _, ok := platform.As(err); ok {
+		*after = err
+		return nil
+	}
+	return err
+}
+
+// LeaveLobby takes the player out of a lobby. Leaving a lobby one is not in
+// changes nothing.
+func (s *Service) LeaveLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*LobbyResult, error) {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+		m, err := tx.MembershipOf(ctx, playerID)
+		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.leaveTx(ctx, tx, l, playerID, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leave lobby: %w", err)
+	}
+	return res, nil
+}
+
+// SetReady marks the player ready or not. In a queue that needs decks,
+// only a player with a valid default deck can be ready.
+func (s *Service) SetReady(ctx context.Context, playerID, lobbyID uuid.UUID, ready bool) (*LobbyResult, error) {
+	cat, err := s.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+		if err := requireMember(ctx, tx, l, playerID); err != nil {
+			return asAfter(err, after)
+		}
+		if l.Status != LobbyOpen {
+			return asAfter(lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started"), after)
+		}
+		if q, ok := s.queue(l.QueueID); ok && ready {
+			if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
+				return asAfter(err, after)
+			}
+		}
+		if err := tx.SetReady(ctx, l.ID, playerID, ready); err != nil {
+			return err
+		}
+		l.ActiveAt, l.UpdatedAt = now, now
+		return tx.UpdateLobby(ctx, l)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ready: %w", err)
+	}
+	return res, nil
+}
+
+// KickFromLobby removes another member; only the host may. Kicking someone
+// who is not in the lobby changes nothing.
+func (s *Service) KickFromLobby(ctx context.Context, playerID, lobbyID, targetID uuid.UUID) (*LobbyResult, error) {
+	if targetID == playerID {
+		return nil, platform.Invalid("playerId", "you cannot kick yourself; leave instead")
+	}
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+		if err := requireHost(ctx, tx, l, playerID); err != nil {
+			return asAfter(err, after)
+		}
+		m, err := tx.MembershipOf(ctx, targetID)
+		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.leaveTx(ctx, tx, l, targetID, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kick: %w", err)
+	}
+	return res, nil
+}
+
+// StartLobby sends the lobby to matchmaking; only the host may, once every
+// other member is ready and, for queues that need them, every member has a
+// valid default deck. Starting a started lobby changes nothing.
+func (s *Service) StartLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*LobbyResult, error) {
+	cat, err := s.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+		if err := requireHost(ctx, tx, l, playerID); err != nil {
+			return asAfter(err, after)
+		}
+		if l.Status == LobbyStarted {
+			return nil
+		}
+		q, ok := s.queue(l.QueueID)
+		if !ok || !q.Enabled {
+			return asAfter(platform.Errorf(platform.KindUnprocessable, CodeQueueDisabled, "Queue %s is closed right now", l.QueueID), after)
+		}
+		members, err := tx.Members(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		var notReady, all []uuid.UUID
+		for _, m := range members {
+			all = append(all, m.Player.ID)
+			if !m.Ready && m.Player.ID != l.HostID {
+				notReady = append(notReady, m.Player.ID)
+			}
+		}
+		if len(notReady) > 0 {
+			return asAfter(platform.Errorf(platform.KindConflict, CodeLobbyNotReady, "%d members are not ready", len(notReady)).
+				WithDetails("players", notReady), after)
+		}
+		if err := s.requireDeck(ctx, tx, cat, q, all...); err != nil {
+			return asAfter(err, after)
+		}
+		l.Status, l.ActiveAt, l.UpdatedAt = LobbyStarted, now, now
+		return tx.UpdateLobby(ctx, l)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start lobby: %w", err)
+	}
+	return res, nil
+}
+
+// CloseLobby closes the lobby for everyone; only the host may. Closing a
+// closed lobby changes nothing.
+func (s *Service) CloseLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*LobbyResult, error) {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+		if l.Status == LobbyClosed {
+			return nil
+		}
+		if err := requireHost(ctx, tx, l, playerID); err != nil {
+			return asAfter(err, after)
+		}
+		return s.closeTx(ctx, tx, l, CloseReasonHost, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("close lobby: %w", err)
+	}
+	return res, nil
+}
+
+// CloseIdleLobbies closes lobbies nobody acted in for the idle timeout and
+// returns how many it closed. Serve runs it periodically; every other path
+// also treats an idle lobby as closed, so correctness never waits for it.
+func (s *Service) CloseIdleLobbies(ctx context.Context) (int, error) {
+	closed := 0
+	for {
+		now := s.clock()
+		var ids []uuid.UUID
+		err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+			var err error
+			ids, err = tx.IdleLobbies(ctx, now.Add(-s.idle), 100)
+			return err
+		})
+		if err != nil {
+			return closed, fmt.Errorf("find idle lobbies: %w", err)
+		}
+		for _, id := range ids {
+			err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+				l, err := tx.LockLobby(ctx, id)
+				if err != nil || !s.isIdle(l, now) {
+					return err
+				}
+				closed++
+				return s.closeTx(ctx, tx, l, CloseReasonIdle, now)
+			})
+			if err != nil {
+				return closed, fmt.Errorf("close idle lobby %s: %w", id, err)
+			}
+		}
+		if len(ids) < 100 {
+			return closed, nil
+		}
+	}
+}

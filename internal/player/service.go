@@ -1,0 +1,316 @@
+// Package player owns the player's meta state: the content catalog, decks
+// and deck codes, the social graph, lobbies and the bootstrap that hands a
+// client all of it in one round trip. Every rule about that state lives
+// here; the store only reads and writes rows.
+package player
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Error codes of this package.
+const (
+	CodeCatalogNotSeeded        = "CATALOG_NOT_SEEDED"
+	CodeDeckCodeInvalid         = "DECK_CODE_INVALID"
+	CodeDeckInvalid             = "DECK_INVALID"
+	CodeDeckNotFound            = "DECK_NOT_FOUND"
+	CodeDeckLimitReached        = "DECK_LIMIT_REACHED"
+	CodePlayerNotFound          = "PLAYER_NOT_FOUND"
+	CodeSocialSelf              = "SOCIAL_SELF"
+	CodeSocialInvalidTransition = "SOCIAL_INVALID_TRANSITION"
+	CodeSocialLimitReached      = "SOCIAL_LIMIT_REACHED"
+	CodeQueueNotFound           = "QUEUE_NOT_FOUND"
+	CodeQueueDisabled           = "QUEUE_DISABLED"
+	CodeLobbyNotFound           = "LOBBY_NOT_FOUND"
+	CodeLobbyFull               = "LOBBY_FULL"
+	CodeLobbyClosed             = "LOBBY_CLOSED"
+	CodeLobbyStarted            = "LOBBY_STARTED"
+	CodeLobbyAlreadyMember      = "LOBBY_ALREADY_MEMBER"
+	CodeLobbyNotMember          = "LOBBY_NOT_MEMBER"
+	CodeLobbyNotHost            = "LOBBY_NOT_HOST"
+	CodeLobbyNotReady           = "LOBBY_NOT_READY"
+	CodeLobbyDeckRequired       = "LOBBY_DECK_REQUIRED"
+)
+
+// Limits are the per-player caps.
+type Limits struct {
+	MaxDecks            int `json:"maxDecks"`
+	MaxFriends          int `json:"maxFriends"`
+	MaxOutgoingRequests int `json:"maxOutgoingRequests"`
+	MaxBlocked          int `json:"maxBlocked"`
+}
+
+// DefaultLimits are the caps used when Options leave them zero.
+var DefaultLimits = Limits{MaxDecks: 30, MaxFriends: 200, MaxOutgoingRequests: 50, MaxBlocked: 500}
+
+// Options configure a Service.
+type Options struct {
+	Limits Limits
+	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
+	LobbyIdleTimeout time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Queue is what lobbies need to know of a matchmaking queue preset.
+type Queue struct {
+	ID      string `json:"id"`
+	Mode    string `json:"mode"`
+	MapSize string `json:"mapSize"`
+	// PartySize is the most players one lobby may bring to the queue.
+	PartySize int  `json:"partySize"`
+	Rated     bool `json:"rated"`
+	// RequiresValidDeck makes every member of a lobby for this queue need a
+	// valid default deck.
+	RequiresValidDeck bool `json:"requiresValidDeck"`
+	Enabled           bool `json:"enabled"`
+}
+
+// Queues supplies the queue presets. The matchmaking package owns them.
+type Queues interface {
+	Queues() []Queue
+}
+
+// QueueList is a fixed list of queue presets.
+type QueueList []Queue
+
+// Queues implements Queues.
+func (l QueueList) Queues() []Queue { return l }
+
+// Service is the player meta-state service.
+type Service struct {
+	store   Store
+	queues  Queues
+	liveops LiveOps
+	limits  Limits
+	idle    time.Duration
+	now     func() time.Time
+
+	mu      sync.Mutex
+	catalog *Catalog // the last loaded version; versions never change
+}
+
+// New returns the service.
+func New(store Store, queues Queues, liveops LiveOps, opts Options) *Service {
+	s := &Service{store: store, queues: queues, liveops: liveops, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: opts.Now}
+	if s.limits == (Limits{}) {
+		s.limits = DefaultLimits
+	}
+	if s.idle <= 0 {
+		s.idle = 30 * time.Minute
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Limits returns the per-player caps.
+func (s *Service) Limits() Limits { return s.limits }
+
+// clock returns the current time in UTC at microsecond precision, the
+// precision both databases keep.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Catalog returns the current catalog. Versions are immutable, so the
+// parsed catalog is kept until the database names a newer one.
+func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
+	head, err := s.store.CatalogHead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("catalog head: %w", err)
+	}
+	return s.catalogAt(ctx, head)
+}
+
+func (s *Service) catalogAt(ctx context.Context, head *CatalogHead) (*Catalog, error) {
+	if head == nil {
+		return nil, platform.Errorf(platform.KindUnavailable, CodeCatalogNotSeeded,
+			"no content catalog has been published yet; run `platformctl seed fixtures`")
+	}
+	s.mu.Lock()
+	cached := s.catalog
+	s.mu.Unlock()
+	if cached != nil && cached.Version == head.Version {
+		return cached, nil
+	}
+	content, err := s.store.CatalogContent(ctx, head.Version)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog %d: %w", head.Version, err)
+	}
+	cat, err := NewCatalog(content, *head)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog %d: %w", head.Version, err)
+	}
+	s.mu.Lock()
+	if s.catalog == nil || s.catalog.Version < cat.Version {
+		s.catalog = cat
+	}
+	s.mu.Unlock()
+	return cat, nil
+}
+
+// PlayerRef names a player as other players see them.
+type PlayerRef struct {
+	ID       uuid.UUID `json:"id"`
+	Nickname string    `json:"nickname"`
+	Name     string    `json:"name"`
+	Image    *string   `json:"image"`
+}
+
+// Profile is the player's own meta row.
+type Profile struct {
+	UserID         uuid.UUID
+	DefaultDeckID  *uuid.UUID
+	StarterGranted bool
+}
+
+// DeckRow is a stored deck.
+type DeckRow struct {
+	ID        uuid.UUID
+	UserID    uuid.UUID
+	Name      string
+	Code      string
+	Source    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Where a deck came from.
+const (
+	SourceStarter = "starter"
+	SourceImport  = "import"
+	SourceFixture = "fixture"
+)
+
+// Relationship states, always seen from the viewer's side.
+const (
+	StateNone     = "none"
+	StateOutgoing = "outgoing"
+	StateIncoming = "incoming"
+	StateFriend   = "friend"
+	StateBlocked  = "blocked"
+)
+
+// Edge is the viewer's side of a relationship.
+type Edge struct {
+	Other PlayerRef
+	State string
+	Since time.Time
+}
+
+// LobbyRow is a stored lobby.
+type LobbyRow struct {
+	ID          uuid.UUID
+	JoinCode    *string
+	QueueID     string
+	Visibility  string
+	Status      string
+	HostID      uuid.UUID
+	Capacity    int
+	MemberCount int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ActiveAt    time.Time
+	ClosedAt    *time.Time
+	CloseReason string
+}
+
+// MemberRow is one member of a lobby.
+type MemberRow struct {
+	LobbyID  uuid.UUID
+	Player   PlayerRef
+	Ready    bool
+	JoinedAt time.Time
+}
+
+// LobbyFilter narrows the lobby list.
+type LobbyFilter struct {
+	Viewer    uuid.UUID
+	Queue     string
+	ActiveMin time.Time // lobbies idle since before this are not listed
+	Limit     int
+}
+
+// LobbyListing is a lobby in a list, with its host.
+type LobbyListing struct {
+	LobbyRow
+	Host PlayerRef
+}
+
+// Reader reads player state; inside a transaction it sees the
+// transaction's writes.
+type Reader interface {
+	CatalogHead(ctx context.Context) (*CatalogHead, error)
+	CatalogContent(ctx context.Context, version int) (*Content, error)
+
+	PlayerByID(ctx context.Context, id uuid.UUID) (*PlayerRef, error)
+	PlayerByNickname(ctx context.Context, nickname string) (*PlayerRef, error)
+
+	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
+	Decks(ctx context.Context, userID uuid.UUID) ([]DeckRow, error)
+
+	Edge(ctx context.Context, from, to uuid.UUID) (string, error)
+	Edges(ctx context.Context, userID uuid.UUID) ([]Edge, error)
+	CountEdges(ctx context.Context, userID uuid.UUID, state string) (int, error)
+	EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error)
+
+	MembershipOf(ctx context.Context, userID uuid.UUID) (*MemberRow, error)
+	Lobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)
+	LobbyByCode(ctx context.Context, code string) (*LobbyRow, error)
+	Members(ctx context.Context, lobbyID uuid.UUID) ([]MemberRow, error)
+	ListLobbies(ctx context.Context, f LobbyFilter) ([]LobbyListing, error)
+}
+
+// Tx writes player state inside one transaction.
+type Tx interface {
+	Reader
+
+	// EnsureProfiles creates missing profile rows; LockProfiles then
+	// serialises the transactions that touch the same players (a no-op
+	// where transactions already run one at a time).
+	EnsureProfiles(ctx context.Context, now time.Time, ids ...uuid.UUID) error
+	LockProfiles(ctx context.Context, ids ...uuid.UUID) error
+	// GrantStarter marks the starter decks as given and reports whether
+	// this call did it.
+	GrantStarter(ctx context.Context, userID uuid.UUID, now time.Time) (bool, error)
+	SetDefaultDeck(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, now time.Time) error
+
+	// InsertDeck fails with ErrDuplicate when the player has the code.
+	InsertDeck(ctx context.Context, d *DeckRow) error
+
+	SetEdge(ctx context.Context, from, to uuid.UUID, state string, now time.Time) error
+	DeleteEdge(ctx context.Context, from, to uuid.UUID) error
+
+	// LockLobby reads a lobby and holds it until the transaction ends.
+	LockLobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)
+	// InsertLobby fails with ErrDuplicate when the join code is taken.
+	InsertLobby(ctx context.Context, l *LobbyRow) error
+	UpdateLobby(ctx context.Context, l *LobbyRow) error
+	// InsertMember fails with ErrDuplicate when the player is in a lobby.
+	InsertMember(ctx context.Context, m *MemberRow) error
+	DeleteMember(ctx context.Context, lobbyID, userID uuid.UUID) error
+	DeleteMembers(ctx context.Context, lobbyID uuid.UUID) error
+	SetReady(ctx context.Context, lobbyID, userID uuid.UUID, ready bool) error
+	// IdleLobbies lists open or started lobbies with no activity since before.
+	IdleLobbies(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
+}
+
+// Store gives reads and transactions.
+type Store interface {
+	Reader
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// ErrNotFound is returned by readers for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// ErrDuplicate is returned by inserts that hit a unique key.
+var ErrDuplicate = errors.New("duplicate")

@@ -1,0 +1,336 @@
+package player
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Social actions.
+const (
+	ActionRequest = "request"
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+	ActionRemove  = "remove"
+	ActionBlock   = "block"
+	ActionUnblock = "unblock"
+)
+
+// Transition is one allowed step of the social state machine, seen from
+// the actor's side. From == To marks an idempotent repeat that changes
+// nothing.
+type Transition struct {
+	Action string `json:"action"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+// SocialMachine describes the relationship state machine for clients.
+type SocialMachine struct {
+	States      []string     `json:"states"`
+	Actions     []string     `json:"actions"`
+	Transitions []Transition `json:"transitions"`
+}
+
+// socialTransitions is the whole state machine. An (action, state) pair
+// missing here is SOCIAL_INVALID_TRANSITION.
+var socialTransitions = []Transition{
+	{ActionRequest, StateNone, StateOutgoing},
+	{ActionRequest, StateOutgoing, StateOutgoing},
+	{ActionRequest, StateIncoming, StateFriend}, // they asked first: accept
+	{ActionRequest, StateFriend, StateFriend},
+	{ActionAccept, StateIncoming, StateFriend},
+	{ActionAccept, StateFriend, StateFriend},
+	{ActionDecline, StateIncoming, StateNone},
+	{ActionDecline, StateNone, StateNone},
+	{ActionCancel, StateOutgoing, StateNone},
+	{ActionCancel, StateNone, StateNone},
+	{ActionRemove, StateFriend, StateNone},
+	{ActionRemove, StateNone, StateNone},
+	{ActionBlock, StateNone, StateBlocked},
+	{ActionBlock, StateOutgoing, StateBlocked},
+	{ActionBlock, StateIncoming, StateBlocked},
+	{ActionBlock, StateFriend, StateBlocked},
+	{ActionBlock, StateBlocked, StateBlocked},
+	{ActionUnblock, StateBlocked, StateNone},
+	{ActionUnblock, StateNone, StateNone},
+}
+
+// SocialStates lists the relationship states.
+var SocialStates = []string{StateNone, StateOutgoing, StateIncoming, StateFriend, StateBlocked}
+
+// SocialActions lists the social actions.
+var SocialActions = []string{ActionRequest, ActionAccept, ActionDecline, ActionCancel, ActionRemove, ActionBlock, ActionUnblock}
+
+// StateMachine returns the social state machine, as served in /api/meta.
+func StateMachine() SocialMachine {
+	return SocialMachine{States: slices.Clone(SocialStates), Actions: slices.Clone(SocialActions), Transitions: slices.Clone(socialTransitions)}
+}
+
+// nextState returns the state an action leads to from state.
+func nextState(action, state string) (string, bool) {
+	for _, t := range socialTransitions {
+		if t.Action == action && t.From == state {
+			return t.To, true
+		}
+	}
+	return "", false
+}
+
+// AllowedActions lists the actions that change a relationship in state.
+func AllowedActions(state string) []string {
+	out := []string{}
+	for _, t := range socialTransitions {
+		if t.From == state && t.To != state {
+			out = append(out, t.Action)
+		}
+	}
+	return out
+}
+
+// SocialEntry is one relationship in the social view.
+type SocialEntry struct {
+	Player         PlayerRef `json:"player"`
+	State          string    `json:"state"`
+	Since          time.Time `json:"since"`
+	AllowedActions []string  `json:"allowedActions"`
+}
+
+// SocialCounts counts relationships by state.
+type SocialCounts struct {
+	Friends  int `json:"friends"`
+	Incoming int `json:"incoming"`
+	Outgoing int `json:"outgoing"`
+	Blocked  int `json:"blocked"`
+}
+
+// SocialLimits are the social caps.
+type SocialLimits struct {
+	MaxFriends          int `json:"maxFriends"`
+	MaxOutgoingRequests int `json:"maxOutgoingRequests"`
+	MaxBlocked          int `json:"maxBlocked"`
+}
+
+// Social is a player's whole social graph.
+type Social struct {
+	Friends  []SocialEntry `json:"friends"`
+	Incoming []SocialEntry `json:"incoming"`
+	Outgoing []SocialEntry `json:"outgoing"`
+	Blocked  []SocialEntry `json:"blocked"`
+	Counts   SocialCounts  `json:"counts"`
+	Limits   SocialLimits  `json:"limits"`
+}
+
+// SocialSummary is the part of the social graph the bootstrap carries.
+type SocialSummary struct {
+	Counts SocialCounts `json:"counts"`
+	Limits SocialLimits `json:"limits"`
+}
+
+func (s *Service) socialLimits() SocialLimits {
+	return SocialLimits{MaxFriends: s.limits.MaxFriends, MaxOutgoingRequests: s.limits.MaxOutgoingRequests, MaxBlocked: s.limits.MaxBlocked}
+}
+
+// Social returns the player's friends, requests and blocks. Players who
+// blocked the viewer appear nowhere: a block is never revealed.
+func (s *Service) Social(ctx context.Context, playerID uuid.UUID) (*Social, error) {
+	edges, err := s.store.Edges(ctx, playerID)
+	if err != nil {
+		return nil, fmt.Errorf("social: %w", err)
+	}
+	out := &Social{Friends: []SocialEntry{}, Incoming: []SocialEntry{}, Outgoing: []SocialEntry{}, Blocked: []SocialEntry{}, Limits: s.socialLimits()}
+	for _, e := range edges {
+		entry := SocialEntry{Player: e.Other, State: e.State, Since: e.Since.UTC(), AllowedActions: AllowedActions(e.State)}
+		switch e.State {
+		case StateFriend:
+			out.Friends = append(out.Friends, entry)
+		case StateIncoming:
+			out.Incoming = append(out.Incoming, entry)
+		case StateOutgoing:
+			out.Outgoing = append(out.Outgoing, entry)
+		case StateBlocked:
+			out.Blocked = append(out.Blocked, entry)
+		}
+	}
+	out.Counts = SocialCounts{Friends: len(out.Friends), Incoming: len(out.Incoming), Outgoing: len(out.Outgoing), Blocked: len(out.Blocked)}
+	return out, nil
+}
+
+// SocialActionInput is a social action request. Target is a player id or a
+// nickname.
+type SocialActionInput struct {
+	Action string `json:"action"`
+	Target string `json:"target"`
+}
+
+// SocialActionResult tells the actor what the action did.
+type SocialActionResult struct {
+	Action         string    `json:"action"`
+	Target         PlayerRef `json:"target"`
+	PreviousState  string    `json:"previousState"`
+	State          string    `json:"state"`
+	Changed        bool      `json:"changed"`
+	AllowedActions []string  `json:"allowedActions"`
+}
+
+// resolvePlayer finds a player by id or nickname.
+func (s *Service) resolvePlayer(ctx context.Context, r Reader, target string) (*PlayerRef, error) {
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return nil, platform.Invalid("target", "is required: a player id or nickname")
+	}
+	var (
+		p   *PlayerRef
+		err error
+	)
+	if id, perr := uuid.Parse(target); perr == nil && len(target) == 36 {
+		p, err = r.PlayerByID(ctx, id)
+	} else {
+		p, err = r.PlayerByNickname(ctx, target)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return nil, platform.Errorf(platform.KindNotFound, CodePlayerNotFound, "No player %q", target)
+	}
+	return p, err
+}
+
+// Act applies a social action. Every action is idempotent: repeating it
+// answers the same state with Changed false. The target's side follows the
+// actor's, except that a block by the target is never revealed: the actor
+// sees their own side only, as if the target simply did not answer.
+func (s *Service) Act(ctx context.Context, playerID uuid.UUID, in SocialActionInput) (*SocialActionResult, error) {
+	if !slices.Contains(SocialActions, in.Action) {
+		return nil, platform.Invalid("action", "must be one of "+strings.Join(SocialActions, ", "))
+	}
+	target, err := s.resolvePlayer(ctx, s.store, in.Target)
+	if err != nil {
+		return nil, err
+	}
+	if target.ID == playerID {
+		return nil, platform.Errorf(platform.KindInvalid, CodeSocialSelf, "You cannot %s yourself", in.Action)
+	}
+	var res *SocialActionResult
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		res, err = s.actTx(ctx, tx, playerID, *target, in.Action)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("social %s: %w", in.Action, err)
+	}
+	return res, nil
+}
+
+func (s *Service) actTx(ctx context.Context, tx Tx, me uuid.UUID, target PlayerRef, action string) (*SocialActionResult, error) {
+	now := s.clock()
+	if err := tx.EnsureProfiles(ctx, now, me, target.ID); err != nil {
+		return nil, err
+	}
+	if err := tx.LockProfiles(ctx, me, target.ID); err != nil {
+		return nil, err
+	}
+	mine, err := tx.Edge(ctx, me, target.ID)
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := tx.Edge(ctx, target.ID, me)
+	if err != nil {
+		return nil, err
+	}
+	next, ok := nextState(action, mine)
+	if !ok {
+		return nil, (&platform.Error{Kind: platform.KindConflict, Code: CodeSocialInvalidTransition,
+			Message: fmt.Sprintf("Cannot %s a player whose state is %s", action, mine),
+			Details: map[string]any{"state": mine, "action": action, "allowedActions": AllowedActions(mine)}})
+	}
+	res := &SocialActionResult{Action: action, Target: target, PreviousState: mine, State: next, Changed: next != mine, AllowedActions: AllowedActions(next)}
+	if !res.Changed {
+		return res, nil
+	}
+	hiddenBlock := theirs == StateBlocked
+	switch next {
+	case StateOutgoing:
+		if err := s.checkCap(ctx, tx, me, StateOutgoing, s.limits.MaxOutgoingRequests, "pending friend requests"); err != nil {
+			return nil, err
+		}
+		if err := s.checkCap(ctx, tx, me, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
+			return nil, err
+		}
+		if err := tx.SetEdge(ctx, me, target.ID, StateOutgoing, now); err != nil {
+			return nil, err
+		}
+		if !hiddenBlock {
+			err = tx.SetEdge(ctx, target.ID, me, StateIncoming, now)
+		}
+	case StateFriend:
+		// Both sides are locked, so concurrent accepts cannot both pass
+		// the cap.
+		if err := s.checkCap(ctx, tx, me, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
+			return nil, err
+		}
+		if err := s.checkCap(ctx, tx, target.ID, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
+			return nil, platform.Errorf(platform.KindConflict, CodeSocialLimitReached,
+				"%s cannot take more friends", target.Nickname).WithDetails("limit", s.limits.MaxFriends)
+		}
+		if err := tx.SetEdge(ctx, me, target.ID, StateFriend, now); err != nil {
+			return nil, err
+		}
+		err = tx.SetEdge(ctx, target.ID, me, StateFriend, now)
+	case StateBlocked:
+		if err := s.checkCap(ctx, tx, me, StateBlocked, s.limits.MaxBlocked, "blocked players"); err != nil {
+			return nil, err
+		}
+		if err := tx.SetEdge(ctx, me, target.ID, StateBlocked, now); err != nil {
+			return nil, err
+		}
+		if !hiddenBlock && theirs != StateNone {
+			err = tx.DeleteEdge(ctx, target.ID, me)
+		}
+	case StateNone:
+		if err := tx.DeleteEdge(ctx, me, target.ID); err != nil {
+			return nil, err
+		}
+		// The other side mirrors ours unless it is their own block. After
+		// an unblock, a request they sent while blocked is dropped, as a
+		// decline would.
+		if !hiddenBlock && theirs != StateNone {
+			err = tx.DeleteEdge(ctx, target.ID, me)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkCap fails with SOCIAL_LIMIT_REACHED when the player already has
+// limit relationships in state.
+func (s *Service) checkCap(ctx context.Context, tx Tx, playerID uuid.UUID, state string, limit int, what string) error {
+	n, err := tx.CountEdges(ctx, playerID, state)
+	if err != nil {
+		return err
+	}
+	if n >= limit {
+		return platform.Errorf(platform.KindConflict, CodeSocialLimitReached, "You already have %d %s, the most allowed", n, what).
+			WithDetails("limit", limit)
+	}
+	return nil
+}
+
+// SocialSummary returns the counts and limits the bootstrap shows.
+func (s *Service) SocialSummary(ctx context.Context, playerID uuid.UUID) (*SocialSummary, error) {
+	counts, err := s.store.EdgeCounts(ctx, playerID)
+	if err != nil {
+		return nil, fmt.Errorf("social summary: %w", err)
+	}
+	return &SocialSummary{Counts: SocialCounts{Friends: counts[StateFriend], Incoming: counts[StateIncoming],
+		Outgoing: counts[StateOutgoing], Blocked: counts[StateBlocked]}, Limits: s.socialLimits()}, nil
+}

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/towerdefence/platformctl/internal/account"
+)
+
+type userRow struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID            uuid.UUID `bun:"id,pk"`
+	Realm         string    `bun:"realm"`
+	Email         string    `bun:"email"`
+	Name          string    `bun:"name"`
+	Nickname      *string   `bun:"nickname"`
+	NicknameKey   *string   `bun:"nickname_key"`
+	EmailVerified bool      `bun:"email_verified"`
+	Image         *string   `bun:"image"`
+	PasswordHash  string    `bun:"password_hash"`
+	Role          *string   `bun:"role"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func userToRow(u *account.User) *userRow {
+	r := &userRow{
+		ID: u.ID, Realm: string(u.Realm), Email: u.Email, Name: u.Name,
+		Nickname: nullable(u.Nickname), EmailVerified: u.EmailVerified, Image: u.Image,
+		PasswordHash: u.PasswordHash, Role: nullable(u.Role),
+		CreatedAt: u.CreatedAt.UTC(), UpdatedAt: u.UpdatedAt.UTC(),
+	}
+	if u.Nickname != "" {
+		r.NicknameKey = nullable(account.NicknameKey(u.Nickname))
+	}
+	return r
+}
+
+func (r *userRow) user() *account.User {
+	return &account.User{
+		ID: r.ID, Realm: account.Realm(r.Realm), Email: r.Email, Name: r.Name,
+		Nickname: deref(r.Nickname), EmailVerified: r.EmailVerified, Image: r.Image,
+		PasswordHash: r.PasswordHash, Role: deref(r.Role),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+}
+
+// AccountStore implements account.Store.
+type AccountStore struct{ db *DB }
+
+// Accounts returns the account store.
+func (db *DB) Accounts() *AccountStore { return &AccountStore{db: db} }
+
+// InsertUser implements account.Store.
+func (s *AccountStore) InsertUser(ctx context.Context, u *account.User) error {
+	return insertUser(ctx, s.db.bun, u)
+}
+
+// insertUser lets other stores create a user inside their transaction. The
+// unique indexes, not a prior SELECT, decide duplicates, so two concurrent
+// sign-ups with one nickname cannot both succeed.
+func insertUser(ctx context.Context, idb bun.IDB, u *account.User) error {
+	_, err := idb.NewInsert().Model(userToRow(u)).Exec(ctx)
+	return mapUserError(err)
+}
+
+// mapUserError turns unique-index violations on users into the account
+// package's errors. SQLite names the columns of a composite unique index
+// ("users.realm, users.email"), not the index, so both forms are matched.
+func mapUserError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case uniqueViolation(err, "users_email_key"), uniqueViolation(err, "users.email"):
+		return account.ErrEmailTaken.Wrap(err)
+	case uniqueViolation(err, "users_nickname_key"), uniqueViolation(err, "users.nickname_key"):
+		return account.ErrNicknameTaken.Wrap(err)
+	}
+	return mapError(err)
+}
+
+// UserByID implements account.Store.
+func (s *AccountStore) UserByID(ctx context.Context, id uuid.UUID) (*account.User, error) {
+	return userWhere(ctx, s.db.bun, "id = ?", id)
+}
+
+// UserByEmail implements account.Store.
+func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error) {
+	return userWhere(ctx, s.db.bun, "realm = ? AND email = ?", string(realm), email)
+}
+
+func userWhere(ctx context.Context, idb bun.IDB, where string, args ...any) (*account.User, error) {
+	var row userRow
+	err := idb.NewSelect().Model(&row).Where(where, args...).Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, account.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return row.user(), nil
+}
+
+// SetPasswordHash implements account.Store.
+func (s *AccountStore) SetPasswordHash(ctx context.Context, id uuid.UUID, hash string, at time.Time) error {
+	return setPasswordHash(ctx, s.db.bun, id, hash, at)
+}
+
+// setPasswordHash lets other stores replace a password inside their
+// transaction (password reset, confirmed password change).
+func setPasswordHash(ctx context.Context, idb bun.IDB, id uuid.UUID, hash string, at time.Time) error {
+	res, err := idb.NewUpdate().Model((*userRow)(nil)).
+		Set("password_hash = ?", hash).Set("updated_at = ?", at.UTC()).
+		Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return account.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/auth"
+)
+
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	ID        uuid.UUID `bun:"id,pk"`
+	TokenHash string    `bun:"token_hash"`
+	UserID    uuid.UUID `bun:"user_id"`
+	Realm     string    `bun:"realm"`
+	Remember  bool      `bun:"remember"`
+	ExpiresAt time.Time `bun:"expires_at"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+	IPAddress string    `bun:"ip_address"`
+	UserAgent string    `bun:"user_agent"`
+}
+
+func sessionToRow(s *auth.Session) *sessionRow {
+	return &sessionRow{
+		ID: s.ID, TokenHash: s.TokenHash, UserID: s.UserID, Realm: string(s.Realm), Remember: s.Remember,
+		ExpiresAt: s.ExpiresAt.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
+		IPAddress: s.IPAddress, UserAgent: s.UserAgent,
+	}
+}
+
+func (r *sessionRow) session() auth.Session {
+	return auth.Session{
+		ID: r.ID, TokenHash: r.TokenHash, UserID: r.UserID, Realm: account.Realm(r.Realm), Remember: r.Remember,
+		ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		IPAddress: r.IPAddress, UserAgent: r.UserAgent,
+	}
+}
+
+// SessionStore implements auth.Store.
+type SessionStore struct {
+	db *DB
+	// lookupSQL is the hot-path query with the dialect's own placeholder,
+	// run on database/sql directly so that PostgreSQL prepares it once per
+	// connection instead of parsing an interpolated text every time.
+	lookupSQL string
+}
+
+const lookupSessionSQL = `SELECT s.id, s.user_id, s.realm, s.remember, s.expires_at, s.created_at, s.updated_at,
+ s.ip_address, s.user_agent, u.realm, u.email, u.name, u.nickname, u.email_verified, u.image, u.password_hash,
+ u.role, u.created_at, u.updated_at
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = `
+
+// Sessions returns the session store.
+func (db *DB) Sessions() *SessionStore {
+	ph := "?"
+	if db.dialect == Postgres {
+		ph = "$1"
+	}
+	return &SessionStore{db: db, lookupSQL: lookupSessionSQL + ph}
+}
+
+// CreateUserWithSession implements auth.Store: sign-up writes the user and
+// its first session together or not at all.
+func (s *SessionStore) CreateUserWithSession(ctx context.Context, u *account.User, sess *auth.Session) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := insertUser(ctx, tx, u); err != nil {
+			return err
+		}
+		return insertSession(ctx, tx, sess)
+	})
+}
+
+// InsertSession implements auth.Store.
+func (s *SessionStore) InsertSession(ctx context.Context, sess *auth.Session) error {
+	return insertSession(ctx, s.db.bun, sess)
+}
+
+func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
+	_, err := idb.NewInsert().Model(sessionToRow(sess)).Exec(ctx)
+	return mapError(err)
+}
+
+// SessionByTokenHash implements auth.Store with one indexed query that
+// returns the session and its user together.
+func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string) (*auth.Session, *account.User, error) {
+	var (
+		sess                     auth.Session
+		u                        account.User
+		sRealm, uRealm           string
+		nickname, image, role    sql.NullString
+		sExp, sCreated, sUpdated time.Time
+		uCreated, uUpdated       time.Time
+	)
+	err := s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(
+		&sess.ID, &sess.UserID, &sRealm, &sess.Remember, &sExp, &sCreated, &sUpdated,
+		&sess.IPAddress, &sess.UserAgent, &uRealm, &u.Email, &u.Name, &nickname, &u.EmailVerified, &image,
+		&u.PasswordHash, &role, &uCreated, &uUpdated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, auth.ErrSessionNotFound
+	}
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	sess.TokenHash = tokenHash
+	sess.Realm = account.Realm(sRealm)
+	sess.ExpiresAt, sess.CreatedAt, sess.UpdatedAt = sExp.UTC(), sCreated.UTC(), sUpdated.UTC()
+	u.ID = sess.UserID
+	u.Realm = account.Realm(uRealm)
+	u.Nickname, u.Role = nickname.String, role.String
+	if image.Valid {
+		u.Image = &image.String
+	}
+	u.CreatedAt, u.UpdatedAt = uCreated.UTC(), uUpdated.UTC()
+	return &sess, &u, nil
+}
+
+// ExtendSession implements auth.Store; it reports false when the session
+// no longer exists.
+func (s *SessionStore) ExtendSession(ctx context.Context, id uuid.UUID, expiresAt, updatedAt time.Time) (bool, error) {
+	res, err := s.db.bun.NewUpdate().Model((*sessionRow)(nil)).
+		Set("expires_at = ?", expiresAt.UTC()).Set("updated_at = ?", updatedAt.UTC()).
+		Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return false, mapError(err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DeleteSession implements auth.Store.
+func (s *SessionStore) DeleteSession(ctx context.Context, id uuid.UUID) error {
+	_, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
+	return mapError(err)
+}
+
+// DeleteUserSession implements auth.Store: it deletes the session only if
+// it belongs to userID.
+func (s *SessionStore) DeleteUserSession(ctx context.Context, userID, sessionID uuid.UUID) (bool, error) {
+	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).
+		Where("id = ? AND user_id = ?", sessionID, userID).Exec(ctx)
+	if err != nil {
+		return false, mapError(err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DeleteUserSessionByTokenHash implements auth.Store.
+func (s *SessionStore) DeleteUserSessionByTokenHash(ctx context.Context, userID uuid.UUID, tokenHash string) (bool, error) {
+	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).
+		Where("token_hash = ? AND user_id = ?", tokenHash, userID).Exec(ctx)
+	if err != nil {
+		return false, mapError(err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DeleteUserSessions implements auth.Store: every session of userID except
+// keep (uuid.Nil keeps none).
+func (s *SessionStore) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) (int, error) {
+	return revokeSessionsExcept(ctx, s.db.bun, userID, keep)
+}
+
+// revokeSessionsTx deletes every session of userID inside the caller's
+// transaction, so that a confirmed password change (or reset) and the
+// revocation of the user's sessions commit together.
+func revokeSessionsTx(ctx context.Context, idb bun.IDB, userID uuid.UUID) (int, error) {
+	return revokeSessionsExcept(ctx, idb, userID, uuid.Nil)
+}
+
+func revokeSessionsExcept(ctx context.Context, idb bun.IDB, userID, keep uuid.UUID) (int, error) {
+	q := idb.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID)
+	if keep != uuid.Nil {
+		q = q.Where("id <> ?", keep)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// ListUserSessions implements auth.Store: live sessions, newest first.
+func (s *SessionStore) ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]auth.Session, error) {
+	var rows []sessionRow
+	err := s.db.bun.NewSelect().Model(&rows).
+		Where("user_id = ? AND expires_at > ?", userID, now.UTC()).
+		OrderExpr("created_at DESC, id").Limit(1000).Scan(ctx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]auth.Session, len(rows))
+	for i := range rows {
+		out[i] = rows[i].session()
+	}
+	return out, nil
+}
+
+// DeleteExpiredSessions implements auth.Store.
+func (s *SessionStore) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
