@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/role"
+)
+
+// liveOpsRow is one published version in liveops_configs.
+type liveOpsRow struct {
+	bun.BaseModel `bun:"table:liveops_configs"`
+
+	Version     int       `bun:"version,pk"`
+	ETag        string    `bun:"etag"`
+	ContentHash string    `bun:"content_hash"`
+	Body        string    `bun:"body"`
+	Source      string    `bun:"source"`
+	PublishedAt time.Time `bun:"published_at"`
+	PublishedBy string    `bun:"published_by"`
+	Description string    `bun:"description"`
+}
+
+// liveOpsLockKey names the PostgreSQL advisory lock that serialises
+// publications ("liveops" in ASCII).
+const liveOpsLockKey = 0x6c6976656f7073
+
+// LiveOpsStore implements liveops.Store, liveops.CatalogVersioner,
+// liveops.ConsoleStore, liveops.LobbyCounter and liveops.RoleStore.
+type LiveOpsStore struct{ db *DB }
+
+// LiveOps returns the live-ops store.
+func (db *DB) LiveOps() *LiveOpsStore { return &LiveOpsStore{db: db} }
+
+func (r *liveOpsRow) published(withBody bool) (*liveops.Published, error) {
+	p := &liveops.Published{Version: r.Version, ETag: r.ETag, ContentHash: r.ContentHash, Source: r.Source,
+		PublishedAt: r.PublishedAt.UTC(), PublishedBy: r.PublishedBy, Description: r.Description}
+	if withBody {
+		if err := json.Unmarshal([]byte(r.Body), &p.Config); err != nil {
+			return nil, fmt.Errorf("decode live-ops version %d: %w", r.Version, err)
+		}
+	}
+	return p, nil
+}
+
+// LiveOpsHead implements liveops.Store.
+func (s *LiveOpsStore) LiveOpsHead(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.bun.NewSelect().Table("liveops_configs").ColumnExpr("COALESCE(MAX(version), 0)").Scan(ctx, &v)
+	return v, mapError(err)
+}
+
+// LiveOpsVersion implements liveops.Store.
+func (s *LiveOpsStore) LiveOpsVersion(ctx context.Context, version int) (*liveops.Published, error) {
+	var row liveOpsRow
+	if err := s.db.bun.NewSelect().Model(&row).Where("version = ?", version).Scan(ctx); err != nil {
+		return nil, mapError(err)
+	}
+	return row.published(true)
+}
+
+// LiveOpsHistory implements liveops.Store.
+func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops.Published, error) {
+	var rows []liveOpsRow
+	if err := s.db.bun.NewSelect().Model(&rows).ExcludeColumn("body").OrderExpr("version DESC").Limit(int64(limit)).
+		Scan(ctx); err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]liveops.Published, 0, len(rows))
+	for i := range rows {
+		p, _ := rows[i].published(false)
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+// LiveOpsLastHash implements liveops.Store.
+func (s *LiveOpsStore) LiveOpsLastHash(ctx context.Context, source string) (string, error) {
+	var hash string
+	err := s.db.bun.NewSelect().Table("liveops_configs").Column("content_hash").Where("source = ?", source).
+		OrderExpr("version DESC").Limit(1).Scan(ctx, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return hash, mapError(err)
+}
+
+// PublishLiveOps implements liveops.Store. Publishers serialise on an
+// advisory lock on PostgreSQL and on the write lock that SQLite's
+// IMMEDIATE transactions take up front, so the newest version cannot move
+// between reading it and inserting the next one.
+func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(latest *liveops.Published) (*liveops.Published, *audit.Entry, error)) (*liveops.Published, error) {
+	var out *liveops.Published
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if s.db.dialect == Postgres {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(liveOpsLockKey)); err != nil {
+				return err
+			}
+		}
+		var latest *liveops.Published
+		var row liveOpsRow
+		err := tx.NewSelect().Model(&row).OrderExpr("version DESC").Limit(1).Scan(ctx)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if latest, err = row.published(true); err != nil {
+				return err
+			}
+		}
+		p, e, err := next(latest)
+		if err != nil || p == nil {
+			return err
+		}
+		body, err := json.Marshal(p.Config)
+		if err != nil {
+			return err
+		}
+		ins := &liveOpsRow{Version: p.Version, ETag: p.ETag, ContentHash: p.ContentHash, Body: string(body), Source: p.Source,
+			PublishedAt: p.PublishedAt.UTC(), PublishedBy: p.PublishedBy, Description: p.Description}
+		if _, err := tx.NewInsert().Model(ins).Exec(ctx); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, e); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return out, nil
+}
+
+// CatalogVersion implements liveops.CatalogVersioner with the player
+// store's catalog head: 0 before a catalog is published.
+func (s *LiveOpsStore) CatalogVersion(ctx context.Context) (int, error) {
+	h, err := s.db.Player().CatalogHead(ctx)
+	if err != nil || h == nil {
+		return 0, err
+	}
+	return h.Version, nil
+}
+
+// CountOpenLobbies implements liveops.LobbyCounter.
+func (s *LiveOpsStore) CountOpenLobbies(ctx context.Context, _ time.Time) (int64, error) {
+	n, err := s.db.bun.NewSelect().Table("lobbies").Where("status = 'open'").Count(ctx)
+	return int64(n), mapError(err)
+}
+
+// CountAccounts implements liveops.ConsoleStore.
+func (s *LiveOpsStore) CountAccounts(ctx context.Context, now time.Time) (liveops.AccountCounts, error) {
+	var out liveops.AccountCounts
+	type realmCount struct {
+		Realm string `bun:"realm"`
+		N     int64  `bun:"n"`
+	}
+	var users, sessions []realmCount
+	if err := s.db.bun.NewSelect().Table("users").ColumnExpr("realm, COUNT(*) AS n").GroupExpr("realm").
+		Scan(ctx, &users); err != nil {
+		return out, mapError(err)
+	}
+	if err := s.db.bun.NewSelect().Table("sessions").ColumnExpr("realm, COUNT(*) AS n").
+		Where("expires_at > ?", now.UTC()).GroupExpr("realm").Scan(ctx, &sessions); err != nil {
+		return out, mapError(err)
+	}
+	for _, c := range users {
+		switch c.Realm {
+		case "player":
+			out.Players = c.N
+		case "admin":
+			out.Administrators = c.N
+		}
+	}
+	for _, c := range sessions {
+		switch c.Realm {
+		case "player":
+			out.PlayerSessions = c.N
+		case "admin":
+			out.AdminSessions = c.N
+		}
+	}
+	return out, nil
+}
+
+type adminRow struct {
+	ID    uuid.UUID      `bun:"id"`
+	Email string         `bun:"email"`
+	Name  string         `bun:"name"`
+	Role  sql.NullString `bun:"role"`
+}
+
+// SetAdminRole implements liveops.RoleStore. It reads every administrator
+// in id order under FOR UPDATE on PostgreSQL (SQLite serialises write
+// transactions), so two concurrent demotions cannot both see a second
+// admin, and the locks are always taken in the same order.
+func (s *LiveOpsStore) SetAdminRole(ctx context.Context, ref liveops.AdminRef, to role.Role, guard liveops.RoleGuard, e *audit.Entry) (*liveops.AdminAccount, error) {
+	var prev *liveops.AdminAccount
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		var admins []adminRow
+		q := tx.NewSelect().Table("users").Column("id", "email", "name", "role").
+			Where("realm = 'admin'").OrderExpr("id")
+		if s.db.dialect == Postgres {
+			q = q.For("UPDATE")
+		}
+		if err := q.Scan(ctx, &admins); err != nil {
+			return err
+		}
+		holders := 0
+		for _, a := range admins {
+			if a.Role.String == string(role.Admin) {
+				holders++
+			}
+			if (ref.ID != uuid.Nil && a.ID == ref.ID) || (ref.ID == uuid.Nil && a.Email == ref.Email) {
+				prev = &liveops.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
+			}
+		}
+		if prev == nil {
+			return liveops.ErrAdminNotFound
+		}
+		if err := guard(*prev, to, holders); err != nil {
+			return err
+		}
+		if prev.Role == to {
+			return nil
+		}
+		if _, err := tx.NewUpdate().Table("users").Set("role = ?", string(to)).Set("updated_at = ?", e.At.UTC()).
+			Where("id = ?", prev.ID).Exec(ctx); err != nil {
+			return err
+		}
+		e.Target = "admin:" + prev.ID.String()
+		e.Details = map[string]string{"email": prev.Email, "from": string(prev.Role), "to": string(to)}
+		return insertAudit(ctx, tx, e)
+	})
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return prev, nil
+}
