@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
@@ -29,6 +33,10 @@ type App struct {
 	System *system.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
+	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
+	Metrics *prometheus.Registry
+
+	httpMetrics *httpapi.Metrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -59,6 +67,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
 }
 
@@ -88,9 +103,10 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:    a.Log,
-		Config: a.Config,
-		System: a.System,
+		Log:     a.Log,
+		Config:  a.Config,
+		System:  a.System,
+		Metrics: a.httpMetrics,
 	})
 }
 
@@ -98,6 +114,11 @@ func (a *App) Handler() (http.Handler, error) {
 func (a *App) Run(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // Close releases the database.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -137,7 +138,8 @@ func freeAddr(t *testing.T) string {
 func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 	env := testEnv(t)
 	postgres := strings.HasPrefix(env["PLATFORM_DATABASE_URL"], "postgres")
-	args := []string{"serve", "--addr", freeAddr(t)}
+	metricsAddr := freeAddr(t)
+	args := []string{"serve", "--addr", freeAddr(t), "--metrics-addr", metricsAddr}
 	if postgres {
 		r := run(t, context.Background(), env, args...)
 		if r.code == 0 || !strings.Contains(r.stderr, "migrate up") {
@@ -164,6 +166,17 @@ func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 			t.Fatalf("server never answered: %v; %+v", err, <-done)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	metrics, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(metrics.Body)
+	metrics.Body.Close()
+	for _, want := range []string{`platform_http_requests_total{method="GET",route="GET /api/health",status="200"}`, "go_sql_max_open_connections", "process_resident_memory_bytes"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 	cancel()
 	r := <-done

@@ -60,6 +60,21 @@ func serve(ctx context.Context, a *app.App) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
+	var metricsSrv *http.Server
+	if a.Config.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", a.Config.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return withExit(ExitFailure, fmt.Errorf("listen on metrics address %s: %w", a.Config.MetricsAddr, err))
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.MetricsHandler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go metricsSrv.Serve(mln) //nolint:errcheck // ends with ErrServerClosed at shutdown
+		a.Log.Info("serving metrics", "addr", mln.Addr().String())
+		defer metricsSrv.Close()
+	}
+
 	workersCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	workersDone := make(chan error, 1)
 	go func() { workersDone <- a.Run(workersCtx) }()

@@ -115,8 +115,8 @@ func (db *DB) Ping(ctx context.Context) error { return db.bun.PingContext(ctx) }
 // Close closes every connection.
 func (db *DB) Close() error { return db.bun.Close() }
 
-// Stats returns the connection pool statistics.
-func (db *DB) Stats() sql.DBStats { return db.bun.DB.Stats() }
+// SQL returns the underlying pool, for pool statistics.
+func (db *DB) SQL() *sql.DB { return db.bun.DB }
 
 // uniqueViolation reports whether err is a unique-constraint violation whose
 // constraint (PostgreSQL) or index/column description (SQLite) mentions
