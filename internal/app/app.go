@@ -9,15 +9,19 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -31,6 +35,17 @@ type App struct {
 	DB     *store.DB
 	Audit  *audit.Log
 	System *system.Service
+	// Accounts owns users and passwords; Auth owns sessions on top of it.
+	Accounts *account.Service
+	Auth     *auth.Service
+	// MailComposer renders and seals messages for the outbox; services
+	// that send mail compose with it and enqueue in their own transaction.
+	MailComposer *mail.Composer
+	// MailWorker delivers the outbox while Run runs; services call its
+	// Wake after committing a message so it goes out at once.
+	MailWorker *mail.Worker
+	// Outbox is the support view of the outbox.
+	Outbox *mail.Outbox
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -74,7 +89,48 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}), a.Now)
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+		Secret:             cfg.Secret,
+		SessionTTL:         cfg.SessionTTL,
+		RefreshAfter:       cfg.SessionRefreshAfter,
+		PlayerCookiePrefix: cfg.PlayerCookiePrefix,
+		AdminCookiePrefix:  cfg.AdminCookiePrefix,
+		SecureCookies:      cfg.SecureCookies(),
+		TrustedOrigins:     cfg.TrustedOrigins,
+	}, a.Now)
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// buildMail sets up the outbox and its worker. Without an SMTP URL (only
+// allowed in development) messages are written to the log, links
+// included, instead of being dropped.
+func (a *App) buildMail() error {
+	composer, err := mail.NewComposer(a.Config.Secret, a.Now)
+	if err != nil {
+		return err
+	}
+	var sender mail.Sender = mail.LogSender{Log: a.Log, ShowLinks: !a.Config.IsProduction()}
+	if a.Config.SMTPURL != "" {
+		smtp, err := mail.NewSMTPSender(mail.SMTPConfig{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
+		if err != nil {
+			return &config.Error{Setting: "PLATFORM_SMTP_URL", Problem: err.Error()}
+		}
+		sender = smtp
+	}
+	a.MailComposer = composer
+	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
+		PollInterval: a.Config.MailPollInterval,
+		BackoffBase:  a.Config.MailRetryBase,
+	})
+	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
+	return nil
 }
 
 func (a *App) migrate(ctx context.Context) error {
@@ -107,18 +163,45 @@ func (a *App) Handler() (http.Handler, error) {
 		Config:  a.Config,
 		System:  a.System,
 		Metrics: a.httpMetrics,
+		Auth:    a.Auth,
 	})
 }
 
-// Run runs the background workers until ctx is done.
+// Run runs the background workers until ctx is done: the mail worker
+// hands back a message it is in the middle of sending before Run returns.
 func (a *App) Run(ctx context.Context) error {
+	var workers sync.WaitGroup
+	workers.Go(func() { a.pruneSessions(ctx) })
+	workers.Go(func() { a.MailWorker.Run(ctx) })
 	<-ctx.Done()
+	workers.Wait()
 	return nil
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+}
+
+// sessionPruneInterval is how often expired sessions are deleted. Expired
+// sessions are refused on sight anyway; pruning only keeps the table small.
+const sessionPruneInterval = time.Hour
+
+func (a *App) pruneSessions(ctx context.Context) {
+	t := time.NewTicker(sessionPruneInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune expired sessions", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.

@@ -100,6 +100,9 @@ type Options struct {
 	PlayerCookiePrefix string
 	AdminCookiePrefix  string
 	SecureCookies      bool
+	// TrustedOrigins may send state-changing requests with a session
+	// cookie and receive redirects; the base URL's origin belongs here.
+	TrustedOrigins []string
 }
 
 // Service signs users up and in and manages their sessions.
@@ -107,6 +110,7 @@ type Service struct {
 	store    Store
 	accounts *account.Service
 	cookies  *Cookies
+	origins  *Origins
 	ttl      time.Duration
 	refresh  time.Duration
 	now      func() time.Time
@@ -118,6 +122,7 @@ func NewService(store Store, accounts *account.Service, opts Options, now func()
 		store:    store,
 		accounts: accounts,
 		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
+		origins:  NewOrigins(opts.TrustedOrigins),
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,
 		now:      now,
@@ -126,6 +131,9 @@ func NewService(store Store, accounts *account.Service, opts Options, now func()
 
 // Cookies returns the cookie codec of the service.
 func (s *Service) Cookies() *Cookies { return s.cookies }
+
+// Origins returns the trusted-origin allow-list of the service.
+func (s *Service) Origins() *Origins { return s.origins }
 
 // Accounts returns the account service sessions are built on.
 func (s *Service) Accounts() *account.Service { return s.accounts }

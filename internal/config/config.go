@@ -65,6 +65,14 @@ type Config struct {
 
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
+
+	// MailPollInterval is how often an idle mail worker looks for due
+	// messages; requests wake it at once, so this only bounds retries and
+	// messages enqueued by other processes.
+	MailPollInterval time.Duration
+	// MailRetryBase is the first retry delay of a temporary delivery
+	// failure; each further retry doubles it (up to 15 minutes), with jitter.
+	MailRetryBase time.Duration
 }
 
 // Error is a configuration problem: which setting, and what is wrong.
@@ -181,6 +189,12 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.TokenTTL < time.Minute {
 		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")
+	}
+	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
+		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")
+	}
+	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
+		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
 	}
 	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
 		return settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ")

@@ -79,6 +79,10 @@ var settings = []Setting{
 		}},
 	{Env: "PLATFORM_TOKEN_TTL", Flag: "token-ttl", Default: "1h", Usage: "lifetime of an emailed confirmation token",
 		set: func(c *Config, v string) error { return parseDuration(&c.TokenTTL, v) }},
+	{Env: "PLATFORM_MAIL_POLL_INTERVAL", Flag: "mail-poll-interval", Default: "2s", Usage: "how often the mail worker looks for due messages when idle",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
+	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/negroni/v3"
 
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -20,6 +21,8 @@ type Deps struct {
 	System *system.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
+	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
+	Auth *auth.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the

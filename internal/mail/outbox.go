@@ -1,0 +1,101 @@
+package mail
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Filter narrows an outbox listing.
+type Filter struct {
+	// Status, when set, keeps only messages in that status.
+	Status Status
+	// Limit caps the listing: 50 by default, at most 1000.
+	Limit int
+}
+
+// OutboxStore is what support tooling needs from the outbox.
+type OutboxStore interface {
+	ListMail(ctx context.Context, f Filter) ([]Message, error)
+	// GetMail returns the message and its attempts, oldest first, or a
+	// NOT_FOUND error.
+	GetMail(ctx context.Context, id uuid.UUID) (*Message, []Attempt, error)
+	// RetryMail makes a failed, unexpired message due now and records e in
+	// the same transaction. It returns false when the message is no longer
+	// in that state.
+	RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error)
+}
+
+// Outbox is the support view of the outbox: list, inspect, retry. Every
+// call is written to the audit log.
+type Outbox struct {
+	store OutboxStore
+	audit *audit.Log
+	now   func() time.Time
+}
+
+// NewOutbox returns the outbox service.
+func NewOutbox(store OutboxStore, log *audit.Log, now func() time.Time) *Outbox {
+	return &Outbox{store: store, audit: log, now: now}
+}
+
+// List returns messages newest first.
+func (o *Outbox) List(ctx context.Context, actor string, f Filter) ([]Message, error) {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, platform.Invalid("status", fmt.Sprintf("must be one of %v", Statuses))
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	f.Limit = min(f.Limit, 1000)
+	if err := o.audit.Record(ctx, audit.Entry{Actor: actor, Action: "mail.outbox.list",
+		Details: map[string]string{"status": string(f.Status)}}); err != nil {
+		return nil, err
+	}
+	msgs, err := o.store.ListMail(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list outbox: %w", err)
+	}
+	return msgs, nil
+}
+
+// Get returns one message with its delivery attempts.
+func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (*Message, []Attempt, error) {
+	return o.store.GetMail(ctx, id)
+}
+
+// Retry sends a failed message again, if its link is still valid. Sent
+// messages cannot be retried (their payload is gone, and the recipient
+// has them); expired ones would only deliver a dead link.
+func (o *Outbox) Retry(ctx context.Context, actor, reason string, id uuid.UUID) (*Message, error) {
+	m, _, err := o.store.GetMail(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := o.now().UTC()
+	switch {
+	case m.Status == StatusExpired || (m.Status == StatusFailed && !m.ExpiresAt.After(now)):
+		return nil, platform.Errorf(platform.KindUnprocessable, CodeMailExpired,
+			"message %s expired at %s; its link no longer works, so issue a new one instead", id, m.ExpiresAt.Format(time.RFC3339))
+	case m.Status != StatusFailed:
+		return nil, platform.Errorf(platform.KindConflict, CodeMailNotRetryable,
+			"message %s is %s; only failed messages can be retried", id, m.Status)
+	}
+	entry := &audit.Entry{At: now, Actor: actor, Action: "mail.retry", Target: id.String(), Reason: reason,
+		Details: map[string]string{"template": string(m.Template), "previousError": m.LastError}}
+	ok, err := o.store.RetryMail(ctx, id, now, entry)
+	if err != nil {
+		return nil, fmt.Errorf("retry mail: %w", err)
+	}
+	if !ok {
+		return nil, platform.Errorf(platform.KindConflict, CodeMailNotRetryable, "message %s changed meanwhile; look again", id)
+	}
+	m, _, err = o.store.GetMail(ctx, id)
+	return m, err
+}

@@ -1,0 +1,330 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+type mailRow struct {
+	bun.BaseModel `bun:"table:mail_outbox"`
+
+	ID            uuid.UUID  `bun:"id,pk"`
+	Template      string     `bun:"template"`
+	Recipient     string     `bun:"recipient"`
+	Subject       string     `bun:"subject"`
+	Payload       []byte     `bun:"payload"`
+	Status        string     `bun:"status"`
+	Attempts      int        `bun:"attempts"`
+	NextAttemptAt time.Time  `bun:"next_attempt_at"`
+	LeaseOwner    *string    `bun:"lease_owner"`
+	LeaseUntil    *time.Time `bun:"lease_until"`
+	ExpiresAt     time.Time  `bun:"expires_at"`
+	LastError     string     `bun:"last_error"`
+	CreatedAt     time.Time  `bun:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at"`
+	SentAt        *time.Time `bun:"sent_at"`
+}
+
+func (r *mailRow) message() mail.Message {
+	m := mail.Message{
+		ID:            r.ID,
+		Template:      mail.Template(r.Template),
+		To:            r.Recipient,
+		Subject:       r.Subject,
+		Status:        mail.Status(r.Status),
+		Attempts:      r.Attempts,
+		NextAttemptAt: r.NextAttemptAt.UTC(),
+		LastError:     r.LastError,
+		CreatedAt:     r.CreatedAt.UTC(),
+		UpdatedAt:     r.UpdatedAt.UTC(),
+		ExpiresAt:     r.ExpiresAt.UTC(),
+	}
+	if r.LeaseOwner != nil {
+		m.LeaseOwner = *r.LeaseOwner
+	}
+	if r.SentAt != nil {
+		t := r.SentAt.UTC()
+		m.SentAt = &t
+	}
+	return m
+}
+
+type mailAttemptRow struct {
+	bun.BaseModel `bun:"table:mail_attempts"`
+
+	ID         int64      `bun:"id,pk,autoincrement"`
+	MessageID  uuid.UUID  `bun:"message_id"`
+	Attempt    int        `bun:"attempt"`
+	Worker     string     `bun:"worker"`
+	StartedAt  time.Time  `bun:"started_at"`
+	FinishedAt *time.Time `bun:"finished_at"`
+	Outcome    string     `bun:"outcome"`
+	SMTPCode   int        `bun:"smtp_code"`
+	Error      string     `bun:"error"`
+}
+
+// MailStore implements mail.Store and mail.OutboxStore.
+type MailStore struct{ db *DB }
+
+// Mail returns the outbox store.
+func (db *DB) Mail() *MailStore { return &MailStore{db: db} }
+
+// enqueueMailTx writes m to the outbox inside the caller's transaction, so
+// the message exists if and only if the change that caused it commits.
+// Every store that sends mail calls this from its own transaction.
+func enqueueMailTx(ctx context.Context, idb bun.IDB, m *mail.Outgoing) error {
+	row := &mailRow{
+		ID:            m.ID,
+		Template:      string(m.Template),
+		Recipient:     m.To,
+		Subject:       m.Subject,
+		Payload:       m.Payload,
+		Status:        string(mail.StatusPending),
+		NextAttemptAt: m.CreatedAt.UTC(),
+		ExpiresAt:     m.ExpiresAt.UTC(),
+		CreatedAt:     m.CreatedAt.UTC(),
+		UpdatedAt:     m.CreatedAt.UTC(),
+	}
+	if _, err := idb.NewInsert().Model(row).Exec(ctx); err != nil {
+		return mapError(fmt.Errorf("enqueue mail: %w", err))
+	}
+	return nil
+}
+
+// EnqueueMail writes m to the outbox on its own, for messages that go with
+// no other change.
+func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
+	return enqueueMailTx(ctx, s.db.bun, m)
+}
+
+// ClaimMail implements mail.Store. On PostgreSQL the due row is locked
+// with FOR UPDATE SKIP LOCKED, so concurrent workers each take a different
+// row without waiting; on SQLite the immediate transaction serialises
+// claimers. Either way the claim moves next_attempt_at to the end of the
+// lease, so the row is not due again until the lease lapses.
+func (s *MailStore) ClaimMail(ctx context.Context, worker string, now time.Time, lease time.Duration) (*mail.Claim, error) {
+	now = now.UTC()
+	until := now.Add(lease)
+	lock := ""
+	if s.db.dialect == Postgres {
+		lock = "FOR UPDATE SKIP LOCKED"
+	}
+	var claim *mail.Claim
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		var row mailRow
+		err := tx.NewRaw(`UPDATE mail_outbox
+			SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
+			    next_attempt_at = ?, updated_at = ?
+			WHERE id = (
+				SELECT id FROM mail_outbox
+				WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? AND expires_at > ?
+				ORDER BY next_attempt_at
+				LIMIT 1 `+lock+`)
+			-- Checked again on the row as it is after any concurrent claim.
+			AND status IN ('pending', 'sending') AND next_attempt_at <= ?
+			RETURNING id, template, recipient, payload, attempts, expires_at`,
+			worker, until, until, now, now, now, now).Scan(ctx, &row)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// An attempt still marked as sending belongs to a worker whose
+		// lease lapsed: it died or hung. Say so in the attempt log.
+		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+			WHERE message_id = ? AND outcome = ?`,
+			mail.OutcomeAbandoned, now, "lease lapsed; another worker took over", row.ID, mail.OutcomeSending).Exec(ctx); err != nil {
+			return err
+		}
+		att := &mailAttemptRow{MessageID: row.ID, Attempt: row.Attempts, Worker: worker, StartedAt: now, Outcome: string(mail.OutcomeSending)}
+		if _, err := tx.NewInsert().Model(att).Exec(ctx); err != nil {
+			return err
+		}
+		claim = &mail.Claim{
+			ID: row.ID, Template: mail.Template(row.Template), To: row.Recipient, Payload: row.Payload,
+			Attempt: row.Attempts, Worker: worker, StartedAt: now, ExpiresAt: row.ExpiresAt.UTC(),
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(fmt.Errorf("claim mail: %w", err))
+	}
+	return claim, nil
+}
+
+// FinishMail implements mail.Store. The attempt log always gets the true
+// outcome; the message row only changes while this claim still holds it.
+func (s *MailStore) FinishMail(ctx context.Context, c *mail.Claim, r mail.Result) error {
+	at := r.At.UTC()
+	status, next := mail.StatusPending, r.NextAttemptAt.UTC()
+	var sentAt *time.Time
+	keepPayload := true
+	switch r.Outcome {
+	case mail.OutcomeSent:
+		status, next, sentAt, keepPayload = mail.StatusSent, at, &at, false
+	case mail.OutcomeFailed:
+		status, next = mail.StatusFailed, at
+	case mail.OutcomeRetry, mail.OutcomeInterrupted:
+	default:
+		return fmt.Errorf("finish mail: unexpected outcome %q", r.Outcome)
+	}
+	lost := false
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
+			WHERE message_id = ? AND attempt = ?`,
+			r.Outcome, at, r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt).Exec(ctx); err != nil {
+			return err
+		}
+		payload := "payload"
+		if !keepPayload {
+			payload = "NULL"
+		}
+		res, err := tx.NewRaw(`UPDATE mail_outbox
+			SET status = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+			    last_error = ?, updated_at = ?, sent_at = ?, payload = `+payload+`
+			WHERE id = ? AND status = 'sending' AND lease_owner = ? AND attempts = ?`,
+			status, next, truncate(r.Error, 2000), at, sentAt, c.ID, c.Worker, c.Attempt).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		lost = n == 0
+		return nil
+	})
+	if err != nil {
+		return mapError(fmt.Errorf("finish mail: %w", err))
+	}
+	if lost {
+		return mail.ErrLeaseLost
+	}
+	return nil
+}
+
+// ExpireMail implements mail.Store.
+func (s *MailStore) ExpireMail(ctx context.Context, now time.Time) (int, error) {
+	now = now.UTC()
+	var expired int64
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		// Live messages past their link's expiry; a sending one only once
+		// its lease has lapsed, so a worker mid-attempt is not overtaken.
+		const due = `expires_at <= ? AND (status = 'pending' OR (status = 'sending' AND next_attempt_at <= ?))`
+		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+			WHERE outcome = ? AND message_id IN (SELECT id FROM mail_outbox WHERE `+due+`)`,
+			mail.OutcomeAbandoned, now, "lease lapsed; message expired", mail.OutcomeSending, now, now).Exec(ctx); err != nil {
+			return err
+		}
+		res, err := tx.NewRaw(`UPDATE mail_outbox
+			SET status = 'expired', payload = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?,
+			    last_error = CASE WHEN last_error = '' THEN 'the link expired before the message could be delivered' ELSE last_error END
+			WHERE `+due, now, now, now).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if expired, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		// A failed message can be retried only while its link works; after
+		// that its payload is dead weight and a liability.
+		_, err = tx.NewRaw(`UPDATE mail_outbox SET payload = NULL
+			WHERE status = 'failed' AND expires_at <= ? AND payload IS NOT NULL`, now).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("expire mail: %w", err))
+	}
+	return int(expired), nil
+}
+
+// ListMail implements mail.OutboxStore.
+func (s *MailStore) ListMail(ctx context.Context, f mail.Filter) ([]mail.Message, error) {
+	var rows []mailRow
+	q := s.db.bun.NewSelect().Model(&rows).ExcludeColumn("payload").
+		OrderExpr("created_at DESC, id DESC").Limit(int64(f.Limit))
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]mail.Message, len(rows))
+	for i := range rows {
+		out[i] = rows[i].message()
+	}
+	return out, nil
+}
+
+// GetMail implements mail.OutboxStore.
+func (s *MailStore) GetMail(ctx context.Context, id uuid.UUID) (*mail.Message, []mail.Attempt, error) {
+	var row mailRow
+	err := s.db.bun.NewSelect().Model(&row).ExcludeColumn("payload").Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, platform.Errorf(platform.KindNotFound, platform.CodeNotFound, "no message %s in the outbox", id)
+	}
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	var atts []mailAttemptRow
+	if err := s.db.bun.NewSelect().Model(&atts).Where("message_id = ?", id).Order("attempt").Scan(ctx); err != nil {
+		return nil, nil, mapError(err)
+	}
+	m := row.message()
+	out := make([]mail.Attempt, len(atts))
+	for i, a := range atts {
+		out[i] = mail.Attempt{Attempt: a.Attempt, Worker: a.Worker, StartedAt: a.StartedAt.UTC(),
+			Outcome: mail.Outcome(a.Outcome), SMTPCode: a.SMTPCode, Error: a.Error}
+		if a.FinishedAt != nil {
+			t := a.FinishedAt.UTC()
+			out[i].FinishedAt = &t
+		}
+	}
+	return &m, out, nil
+}
+
+// RetryMail implements mail.OutboxStore.
+func (s *MailStore) RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error) {
+	now = now.UTC()
+	ok := false
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?, updated_at = ?
+			WHERE id = ? AND status = 'failed' AND expires_at > ? AND payload IS NOT NULL`,
+			now, now, id, now).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		ok = true
+		return insertAudit(ctx, tx, e)
+	})
+	if err != nil {
+		return false, mapError(fmt.Errorf("retry mail: %w", err))
+	}
+	return ok, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary so the column stays valid UTF-8.
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,3 @@
+DROP TABLE mail_attempts;
+--bun:split
+DROP TABLE mail_outbox;
