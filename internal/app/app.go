@@ -21,6 +21,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -46,6 +47,13 @@ type App struct {
 	MailWorker *mail.Worker
 	// Outbox is the support view of the outbox.
 	Outbox *mail.Outbox
+	// LiveOps owns the live-ops configuration; Admins changes
+	// administrators' roles; Console builds the admin console's bootstrap;
+	// Testing serves QA's testing metadata.
+	LiveOps *liveops.Service
+	Admins  *liveops.Admins
+	Console *liveops.Console
+	Testing *liveops.Testing
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -105,7 +113,30 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.buildLiveOps()
 	return a, nil
+}
+
+// buildLiveOps sets up the live-ops, admin console and testing services.
+// The console counts the mail outbox and open lobbies from the store; the
+// count of pending profile changes joins when that area exists.
+func (a *App) buildLiveOps() {
+	lo := a.DB.LiveOps()
+	a.LiveOps = liveops.New(lo, lo, a.Config.Env, a.Now)
+	a.Admins = liveops.NewAdmins(lo, a.Now)
+	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
+		Store:        lo,
+		Counters:     liveops.Counters{MailOutbox: lo, OpenLobbies: lo},
+		LiveOps:      a.LiveOps,
+		Audit:        a.Audit,
+		Build:        a.Build,
+		Environment:  a.Config.Env,
+		Database:     a.DB.Dialect(),
+		TestingTools: a.Config.TestingTools,
+		StartedAt:    a.Now(),
+		Now:          a.Now,
+	})
+	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{TestingTools: a.Config.TestingTools}, nil)
 }
 
 // buildMail sets up the outbox and its worker. Without an SMTP URL (only
@@ -164,6 +195,9 @@ func (a *App) Handler() (http.Handler, error) {
 		System:  a.System,
 		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
+		LiveOps: a.LiveOps,
+		Console: a.Console,
+		Testing: a.Testing,
 	})
 }
 

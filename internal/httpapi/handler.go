@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -23,6 +24,11 @@ type Deps struct {
 	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
+	// LiveOps serves the live-ops configuration; Console the admin
+	// console's bootstrap; Testing the testing metadata.
+	LiveOps *liveops.Service
+	Console *liveops.Console
+	Testing *liveops.Testing
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
@@ -13,4 +15,8 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte) {
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
 	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
+
+	mux.Handle("GET /api/admin/bootstrap", requirePermission(d, role.ConsoleRead, handleAdminBootstrap(d)))
+	mux.Handle("GET /api/liveops/admin-bootstrap", requirePermission(d, role.LiveOpsRead, handleLiveOpsAdminBootstrap(d)))
+	mux.Handle("GET /api/testing/legacy-tools", handleTestingTools(d))
 }

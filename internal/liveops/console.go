@@ -155,8 +155,8 @@ type AdminBootstrap struct {
 	Build   platform.Build `json:"build"`
 	Runtime Runtime        `json:"runtime"`
 	Counts  Counts         `json:"counts"`
-	// LiveOps is null until a configuration is published.
-	LiveOps *LiveOpsHead `json:"liveOps"`
+	// LiveOps is absent until a configuration is published.
+	LiveOps *LiveOpsHead `json:"liveOps,omitempty"`
 	// Maps are the maps the queues play now, one per size.
 	Maps []MapSummary `json:"maps"`
 	// RecentAudit is the latest audit entries, newest first; absent when

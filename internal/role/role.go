@@ -27,9 +27,10 @@ const (
 	Viewer Role = "viewer"
 )
 
-// Default is the role of an administrator created without one. It is the
-// least powerful role, so that forgetting --role never grants too much.
-const Default = Viewer
+// Default is the role of an administrator created without one: the first
+// administrator of a deployment must be able to do everything, including
+// giving other administrators their roles.
+const Default = Admin
 
 // Permission is one thing an administrator may do.
 type Permission string
@@ -91,6 +92,20 @@ func Permissions(r Role) []Permission { return slices.Clone(table[r]) }
 
 // Can reports whether r holds p.
 func (r Role) Can(p Permission) bool { return slices.Contains(table[r], p) }
+
+// Check returns nil when r holds p, and otherwise the FORBIDDEN error that
+// every way in (API and console alike) answers with.
+func (r Role) Check(p Permission) error {
+	if r.Can(p) {
+		return nil
+	}
+	shown := string(r)
+	if shown == "" {
+		shown = "(none)"
+	}
+	return platform.Errorf(platform.KindForbidden, platform.CodeForbidden,
+		"the %s role does not allow %s", shown, p).WithDetails("permission", string(p)).WithDetails("role", string(r))
+}
 
 // Valid reports whether r is in the table.
 func (r Role) Valid() bool {

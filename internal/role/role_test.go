@@ -2,6 +2,7 @@ package role_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -46,8 +47,14 @@ func TestPermissionTable(t *testing.T) {
 			}
 		}
 	}
-	if role.Default.Can(role.AdminsWrite) || role.Default.Can(role.LiveOpsWrite) {
-		t.Errorf("the default role %s may change things", role.Default)
+	if !role.Default.Can(role.AdminsWrite) {
+		t.Errorf("the default role %s cannot manage administrators; the first administrator would be stuck", role.Default)
+	}
+	if err := role.Viewer.Check(role.LiveOpsWrite); platform.ErrorCode(err) != platform.CodeForbidden || !strings.Contains(err.Error(), "viewer") {
+		t.Errorf("Viewer.Check(liveops:write) = %v", err)
+	}
+	if err := role.LiveOps.Check(role.LiveOpsWrite); err != nil {
+		t.Errorf("LiveOps.Check(liveops:write) = %v", err)
 	}
 	if role.Role("ghost").Valid() || len(role.Permissions("ghost")) != 0 || role.Role("").Can(role.ConsoleRead) {
 		t.Error("an unknown role grants something")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -35,7 +36,8 @@ type liveOpsRow struct {
 const liveOpsLockKey = 0x6c6976656f7073
 
 // LiveOpsStore implements liveops.Store, liveops.CatalogVersioner,
-// liveops.ConsoleStore, liveops.LobbyCounter and liveops.RoleStore.
+// liveops.ConsoleStore, liveops.OutboxCounter, liveops.LobbyCounter and
+// liveops.RoleStore.
 type LiveOpsStore struct{ db *DB }
 
 // LiveOps returns the live-ops store.
@@ -151,6 +153,38 @@ func (s *LiveOpsStore) CatalogVersion(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return h.Version, nil
+}
+
+// CountOutbox implements liveops.OutboxCounter: every status of the
+// outbox with its count (0 included), and the age of the oldest message
+// still pending.
+func (s *LiveOpsStore) CountOutbox(ctx context.Context, now time.Time) (liveops.OutboxCounts, error) {
+	out := liveops.OutboxCounts{ByStatus: make(map[string]int64, len(mail.Statuses))}
+	for _, st := range mail.Statuses {
+		out.ByStatus[string(st)] = 0
+	}
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int64  `bun:"n"`
+	}
+	if err := s.db.bun.NewSelect().Table("mail_outbox").ColumnExpr("status, COUNT(*) AS n").GroupExpr("status").
+		Scan(ctx, &rows); err != nil {
+		return out, mapError(err)
+	}
+	for _, r := range rows {
+		out.ByStatus[r.Status] = r.N
+	}
+	var oldest time.Time
+	err := s.db.bun.NewSelect().Table("mail_outbox").Column("created_at").Where("status = ?", string(mail.StatusPending)).
+		OrderExpr("created_at").Limit(1).Scan(ctx, &oldest)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return out, mapError(err)
+	default:
+		out.OldestPendingAgeSeconds = max(0, int64(now.Sub(oldest).Seconds()))
+	}
+	return out, nil
 }
 
 // CountOpenLobbies implements liveops.LobbyCounter.
