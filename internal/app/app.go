@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
@@ -24,6 +25,8 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -47,10 +50,15 @@ type App struct {
 	MailWorker *mail.Worker
 	// Outbox is the support view of the outbox.
 	Outbox *mail.Outbox
-	// LiveOps owns the live-ops configuration; Admins changes
-	// administrators' roles; Console builds the admin console's bootstrap;
-	// Testing serves QA's testing metadata.
+	// Queues are the matchmaking queue presets; Players owns decks,
+	// friends and lobbies; LiveOps the live-ops configuration; Seeder
+	// applies the fixtures.
+	Queues  player.Queues
+	Players *player.Service
 	LiveOps *liveops.Service
+	Seeder  *seed.Seeder
+	// Admins changes administrators' roles; Console builds the admin
+	// console's bootstrap; Testing serves QA's testing metadata.
 	Admins  *liveops.Admins
 	Console *liveops.Console
 	Testing *liveops.Testing
@@ -113,16 +121,68 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.buildPlayer()
 	a.buildLiveOps()
+	if err := a.seedEmptySQLite(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
-// buildLiveOps sets up the live-ops, admin console and testing services.
+// buildPlayer wires the player meta state: live-ops, the player service,
+// the seeder, and the facts /api/meta publishes about them.
+func (a *App) buildPlayer() {
+	a.Queues = queuePresets
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{Environment: a.Config.Env, Catalog: a.DB.LiveOps()})
+	limits := player.DefaultLimits
+	limits.MaxFriends = a.Config.FriendLimit
+	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
+	a.System.AddMeta("social", player.StateMachine())
+	a.System.AddMeta("deckCode", player.DeckCodeInfo())
+	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// queuePresets are the matchmaking queues as lobbies see them.
+var queuePresets = player.QueueList{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+}
+
+// seedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box. PostgreSQL
+// deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) seedEmptySQLite(ctx context.Context) error {
+	if a.DB.Dialect() != store.SQLite {
+		return nil
+	}
+	head, err := a.DB.Player().CatalogHead(ctx)
+	if err != nil || head != nil {
+		return err
+	}
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
+	if err != nil {
+		return fmt.Errorf("seed the empty database: %w", err)
+	}
+	a.Log.Info("seeded the empty database with the embedded fixtures", "items", len(report.Items), "world", !a.Config.IsProduction())
+	return nil
+}
+
+// buildLiveOps sets up the admin console, role changes and the testing
+// metadata on top of the live-ops service buildPlayer made.
 // The console counts the mail outbox and open lobbies from the store; the
 // count of pending profile changes joins when that area exists.
 func (a *App) buildLiveOps() {
 	lo := a.DB.LiveOps()
-	a.LiveOps = liveops.New(lo, lo, a.Config.Env, a.Now)
 	a.Admins = liveops.NewAdmins(lo, a.Now)
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        lo,
@@ -207,9 +267,30 @@ func (a *App) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
+	workers.Go(func() { a.closeIdleLobbies(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
+}
+
+// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
+// already treats an idle lobby as closed; the sweep frees their members
+// and join codes without waiting for someone to touch them.
+func (a *App) closeIdleLobbies(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("close idle lobbies", "error", err)
+		} else if n > 0 {
+			a.Log.Info("closed idle lobbies", "count", n)
+		}
+	}
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.

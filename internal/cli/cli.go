@@ -134,7 +134,11 @@ func isCobraUsageError(err error) bool {
 
 func errorMessage(err error) string {
 	if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal {
-		return pe.Message + " (" + pe.Code + ")"
+		msg := pe.Message + " (" + pe.Code + ")"
+		if pe.Kind == platform.KindUnavailable && pe.Err != nil {
+			msg += ": " + pe.Err.Error() // operators need to know which dependency and why
+		}
+		return msg
 	}
 	var ce *config.Error
 	if errors.As(err, &ce) {

@@ -105,8 +105,8 @@ func TestMigrateStatusUpDown(t *testing.T) {
 	}
 	bad := testEnv(t)
 	bad["PLATFORM_DATABASE_URL"] = "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"
-	if r := run(t, ctx, bad, "migrate", "up"); r.code == 0 {
-		t.Fatal("migrate up against an unreachable database exited 0")
+	if r := run(t, ctx, bad, "migrate", "up"); r.code != ExitUnavailable || !strings.Contains(r.stderr, "127.0.0.1:1") {
+		t.Fatalf("migrate up against an unreachable database: code %d stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -73,6 +73,12 @@ type Config struct {
 	// MailRetryBase is the first retry delay of a temporary delivery
 	// failure; each further retry doubles it (up to 15 minutes), with jitter.
 	MailRetryBase time.Duration
+
+	// Player meta state.
+	// FriendLimit caps each player's friends.
+	FriendLimit int
+	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
+	LobbyIdleTimeout time.Duration
 }
 
 // Error is a configuration problem: which setting, and what is wrong.
@@ -186,6 +192,12 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL {
 		return settingErr("PLATFORM_SESSION_REFRESH_AFTER", "must be positive and shorter than the session TTL")
+	}
+	if c.FriendLimit < 1 || c.FriendLimit > 10000 {
+		return settingErr("PLATFORM_FRIEND_LIMIT", "must be 1-10000")
+	}
+	if c.LobbyIdleTimeout < time.Minute {
+		return settingErr("PLATFORM_LOBBY_IDLE_TIMEOUT", "must be at least 1m")
 	}
 	if c.TokenTTL < time.Minute {
 		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")

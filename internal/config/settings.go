@@ -83,6 +83,10 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
 	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
+	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Default: "200", Usage: "most friends a player may have",
+		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
+	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
+		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of
@@ -163,6 +167,15 @@ func parseDuration(dst *time.Duration, v string) error {
 		return fmt.Errorf("must be a duration like 30s or 1h")
 	}
 	*dst = d
+	return nil
+}
+
+func parseInt(dst *int, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("must be an integer")
+	}
+	*dst = n
 	return nil
 }
 

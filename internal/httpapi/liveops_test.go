@@ -38,25 +38,24 @@ func liveOpsConfig(now time.Time) liveops.Config {
 	}
 }
 
-// liveOpsServer is a development server with liveOpsConfig published.
-func liveOpsServer(t *testing.T, opts ...apitest.Option) *apitest.Server {
+// liveOpsServer is a development server with liveOpsConfig published by
+// an operator, on top of whatever the fixtures published (the embedded
+// SQLite database seeds itself; PostgreSQL does not).
+func liveOpsServer(t *testing.T, opts ...apitest.Option) (*apitest.Server, *liveops.Head) {
 	t.Helper()
 	srv := apitest.New(t, opts...)
-	cfg := liveOpsConfig(time.Now())
-	if ps := cfg.Validate(nil); ps != nil {
-		t.Fatalf("invalid test configuration: %v", ps)
-	}
-	if _, err := srv.App.LiveOps.PublishFixtures(context.Background(), cfg); err != nil {
+	h, err := srv.App.LiveOps.Publish(context.Background(), "os:designer", liveOpsConfig(time.Now()), nil, "test configuration")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return srv
+	return srv, h
 }
 
 // TestAdminRoutesCheckRoles asks every admin route as every kind of
 // caller: no session and a player session get 401, an administrator gets
 // 200 or 403 by role.
 func TestAdminRoutesCheckRoles(t *testing.T) {
-	srv := liveOpsServer(t)
+	srv, _ := liveOpsServer(t)
 	callers := map[string]*apitest.Client{
 		"anonymous": srv.Client(t),
 		"player":    srv.SignUpPlayer(t).Client,
@@ -108,12 +107,19 @@ func TestAdminRoutesCheckRoles(t *testing.T) {
 }
 
 func TestAdminBootstrap(t *testing.T) {
-	srv := liveOpsServer(t)
+	ctx := context.Background()
+	srv, published := liveOpsServer(t)
+	// Count against what the database already holds (the development world
+	// on SQLite), so the test sees exactly what it adds.
+	before, err := srv.App.DB.LiveOps().CountAccounts(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv.SignUpPlayer(t)
 	srv.SignUpPlayer(t)
 	liveopsAdmin := srv.CreateAdminWithRole(t, "liveops")
 	viewer := srv.CreateAdminWithRole(t, "viewer")
-	if _, err := srv.App.LiveOps.SetSeed(context.Background(), "os:test", "short", 4242, "for the console"); err != nil {
+	if _, err := srv.App.LiveOps.SetSeed(ctx, "os:test", "short", 4242, "for the console"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -130,10 +136,11 @@ func TestAdminBootstrap(t *testing.T) {
 		t.Fatalf("roles/build/runtime %+v %+v %+v", b.Roles, b.Build, b.Runtime)
 	}
 	c := b.Counts
-	if c.Players != 2 || c.PlayerSessions != 2 || c.Administrators != 2 || c.AdminSessions != 2 || c.OpenLobbies == nil || *c.OpenLobbies != 0 || c.MailOutbox == nil || len(c.MailOutbox.ByStatus) != 5 {
-		t.Fatalf("counts %+v", c)
+	if c.Players != before.Players+2 || c.PlayerSessions != before.PlayerSessions+2 || c.Administrators != 2 || c.AdminSessions != 2 ||
+		c.OpenLobbies == nil || c.MailOutbox == nil || len(c.MailOutbox.ByStatus) != 5 {
+		t.Fatalf("counts %+v, before %+v", c, before)
 	}
-	if b.LiveOps == nil || b.LiveOps.Version != 2 || b.LiveOps.PublishedBy != "os:test" {
+	if b.LiveOps == nil || b.LiveOps.Version != published.Version+1 || b.LiveOps.PublishedBy != "os:test" {
 		t.Fatalf("live-ops head %+v", b.LiveOps)
 	}
 	if len(b.Maps) != 2 || b.Maps[0].Seed != 4242 || b.Maps[1].Seed != 202 || !b.Maps[0].Valid || b.Maps[0].PathCellCount == 0 {
@@ -162,7 +169,7 @@ func containsPerm(ps []role.Permission, p role.Permission) bool {
 }
 
 func TestLiveOpsAdminBootstrapETag(t *testing.T) {
-	srv := liveOpsServer(t)
+	srv, published := liveOpsServer(t)
 	c := srv.CreateAdminWithRole(t, "liveops").Client
 	first := c.Do("GET", "/api/liveops/admin-bootstrap", nil)
 	etag := first.Header.Get("ETag")
@@ -211,13 +218,17 @@ func TestLiveOpsAdminBootstrapETag(t *testing.T) {
 	res := c.Send(req)
 	var after liveops.Snapshot
 	res.Decode(t, &after)
-	if res.Status != 200 || res.Header.Get("ETag") == etag || after.Version != 2 || after.MapSeeds[1].Seed != 303 {
+	if res.Status != 200 || res.Header.Get("ETag") == etag || after.Version != published.Version+1 || after.MapSeeds[1].Seed != 303 {
 		t.Fatalf("after a change: %d etag %s version %d seeds %+v", res.Status, res.Header.Get("ETag"), after.Version, after.MapSeeds)
 	}
 }
 
 func TestLiveOpsNotPublished(t *testing.T) {
 	srv := apitest.New(t)
+	// The embedded database seeds itself; take the fixtures' version away.
+	if _, err := srv.App.DB.Bun().ExecContext(context.Background(), "DELETE FROM liveops_configs"); err != nil {
+		t.Fatal(err)
+	}
 	admin := srv.CreateAdminWithRole(t, "admin").Client
 	if res := admin.Do("GET", "/api/liveops/admin-bootstrap", nil); res.Status != 404 || res.Code() != liveops.CodeNotPublished {
 		t.Fatalf("unpublished live-ops: %d %s", res.Status, res.Body)

@@ -186,17 +186,24 @@ func (f *Flag) evaluate(s Subject, now time.Time, running []*Event) FlagValue {
 // player of a queue, so event audiences do not apply here.
 func (c *Config) MapSeedsAt(now time.Time) MapSeeds {
 	seeds := c.MapSeeds
-	for _, e := range c.Events {
-		if e.MapSeeds == nil || StatusAt(e.StartAt, e.EndAt, now) != StatusActive {
-			continue
-		}
+	if e := c.seedEvent(now); e != nil {
 		if e.MapSeeds.Short > 0 {
 			seeds.Short = e.MapSeeds.Short
 		}
 		if e.MapSeeds.Long > 0 {
 			seeds.Long = e.MapSeeds.Long
 		}
-		break
 	}
 	return seeds
+}
+
+// seedEvent returns the first running event that sets map seeds, or nil.
+func (c *Config) seedEvent(now time.Time) *Event {
+	for i := range c.Events {
+		e := &c.Events[i]
+		if e.MapSeeds != nil && StatusAt(e.StartAt, e.EndAt, now) == StatusActive {
+			return e
+		}
+	}
+	return nil
 }

@@ -80,8 +80,8 @@ func published(t *testing.T, env string) *fixture {
 		t.Fatalf("test configuration is invalid: %v", ps)
 	}
 	f := unpublished(t, env)
-	if ok, err := f.svc.PublishFixtures(context.Background(), cfg); err != nil || !ok {
-		t.Fatalf("publish fixtures: %v %v", ok, err)
+	if h, err := f.svc.Publish(context.Background(), "os:designer", cfg, nil, "first"); err != nil || h.Version != 1 {
+		t.Fatalf("publish: %+v %v", h, err)
 	}
 	return f
 }
@@ -90,12 +90,14 @@ func unpublished(t *testing.T, env string) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	c := newClock(t0)
-	return &fixture{db: db, clock: c, svc: liveops.New(db.LiveOps(), db.LiveOps(), env, c.now), audit: audit.New(db.Audit(), c.now)}
+	f := &fixture{db: db, clock: c, audit: audit.New(db.Audit(), c.now)}
+	f.svc = f.another(env)
+	return f
 }
 
 // another is a second service over the same database: another process.
 func (f *fixture) another(env string) *liveops.Service {
-	return liveops.New(f.db.LiveOps(), f.db.LiveOps(), env, f.clock.now)
+	return liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{Environment: env, Catalog: f.db.LiveOps()})
 }
 
 func TestNothingPublished(t *testing.T) {
@@ -113,66 +115,34 @@ func TestNothingPublished(t *testing.T) {
 	}
 }
 
-func TestPublishFixturesKeepsOperatorChanges(t *testing.T) {
+func TestPublish(t *testing.T) {
 	ctx := context.Background()
 	f := published(t, "development")
 	cfg := testConfig()
-	if ok, err := f.svc.PublishFixtures(ctx, cfg); err != nil || ok {
-		t.Fatalf("re-publishing unchanged fixtures: %v %v", ok, err)
+	if h, err := f.svc.Publish(ctx, "os:bob", cfg, nil, ""); err != nil || h.Version != 1 {
+		t.Fatalf("publishing the same body: %+v %v", h, err)
 	}
-	if _, err := f.svc.SetSeed(ctx, "os:alice", "short", 99, "qa"); err != nil {
-		t.Fatal(err)
+	bad := testConfig()
+	bad.Flags[0].Default = "yes"
+	bad.Events[0].Queues = []string{"no-such-queue"}
+	_, err := f.svc.Publish(ctx, "os:bob", bad, []string{"casual-short"}, "")
+	pe, _ := platform.As(err)
+	if pe == nil || pe.Code != liveops.CodeInvalidConfig || len(pe.Details["problems"].([]liveops.Problem)) != 2 {
+		t.Fatalf("invalid configuration: %v", err)
 	}
-	if ok, err := f.svc.PublishFixtures(ctx, cfg); err != nil || ok {
-		t.Fatalf("re-seeding undid an operator change: %v %v", ok, err)
+	cfg.Flags[1].Enabled = true
+	f.clock.add(time.Hour)
+	h, err := f.svc.Publish(ctx, "os:bob", cfg, nil, "turn lobby chat on")
+	if err != nil || h.Version != 2 || h.Source != liveops.SourceOperator || h.PublishedBy != "os:bob" || !h.PublishedAt.Equal(f.clock.now()) {
+		t.Fatalf("publish: %+v %v", h, err)
 	}
-	if seed, _ := f.svc.MapSeed(ctx, gamemap.Short); seed != 99 {
-		t.Fatalf("short seed %d after re-seed, want the operator's 99", seed)
+	snap, _ := f.svc.Snapshot(ctx)
+	if len(snap.History) != 2 || snap.History[0].Version != 2 || snap.History[1].PublishedBy != "os:designer" || !snap.Flags[1].Enabled {
+		t.Fatalf("snapshot after publish: %+v", snap)
 	}
-	cfg.Flags[1].Enabled = true // designers changed the fixtures
-	if ok, err := f.svc.PublishFixtures(ctx, cfg); err != nil || !ok {
-		t.Fatalf("changed fixtures not published: %v %v", ok, err)
-	}
-	snap, err := f.svc.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.Version != 3 || snap.Source != liveops.SourceFixtures || len(snap.History) != 3 ||
-		snap.History[1].Source != liveops.SourceOperator || snap.History[1].PublishedBy != "os:alice" {
-		t.Fatalf("snapshot %+v", snap)
-	}
-	entries, _ := f.audit.List(ctx, audit.Filter{Actor: liveops.ActorFixtures})
-	if len(entries) != 2 || entries[0].Action != liveops.ActionPublishFixtures || entries[0].Details["version"] != "3" {
-		t.Fatalf("fixture publications audited as %+v", entries)
-	}
-}
-
-func TestConcurrentPublishFixturesPublishesOnce(t *testing.T) {
-	ctx := context.Background()
-	f := unpublished(t, "development")
-	var wg sync.WaitGroup
-	var published atomic.Int32
-	errs := make(chan error, 6)
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, err := f.another("development").PublishFixtures(ctx, testConfig())
-			if ok {
-				published.Add(1)
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, _ := f.db.LiveOps().LiveOpsHead(ctx); published.Load() != 1 || n != 1 {
-		t.Fatalf("%d publications reported, head %d; want exactly one", published.Load(), n)
+	entries, _ := f.audit.List(ctx, audit.Filter{Actor: "os:bob"})
+	if len(entries) != 1 || entries[0].Action != liveops.ActionPublish || entries[0].Reason != "turn lobby chat on" || entries[0].Details["version"] != "2" {
+		t.Fatalf("audit %+v", entries)
 	}
 }
 
@@ -263,7 +233,7 @@ func TestSnapshotIsStable(t *testing.T) {
 		t.Fatalf("two servers serve different bytes:\n%s\n%s", ja, jb)
 	}
 	cfg := testConfig()
-	if a.Version != 1 || a.Source != liveops.SourceFixtures || a.ConfigETag != liveops.ConfigETag(1, cfg.Hash()) ||
+	if a.Version != 1 || a.Source != liveops.SourceOperator || a.PublishedBy != "os:designer" || a.ConfigETag != liveops.ETag(1, cfg.Hash()) ||
 		!strings.HasPrefix(a.ETag, `"liveops-1-`) || a.CatalogVersion != 0 {
 		t.Fatalf("snapshot head %+v", a)
 	}

@@ -252,7 +252,8 @@ type Reader interface {
 	CatalogContent(ctx context.Context, version int) (*Content, error)
 
 	PlayerByID(ctx context.Context, id uuid.UUID) (*PlayerRef, error)
-	PlayerByNickname(ctx context.Context, nickname string) (*PlayerRef, error)
+	// PlayerByNickname looks a player up by nickname key (account.NicknameKey).
+	PlayerByNickname(ctx context.Context, nicknameKey string) (*PlayerRef, error)
 
 	Profile(ctx context.Context, userID uuid.UUID) (*Profile, error)
 	Decks(ctx context.Context, userID uuid.UUID) ([]DeckRow, error)
@@ -314,3 +315,37 @@ var ErrNotFound = errors.New("not found")
 
 // ErrDuplicate is returned by inserts that hit a unique key.
 var ErrDuplicate = errors.New("duplicate")
+
+// DeckCodeFormat describes the deck code format for clients.
+type DeckCodeFormat struct {
+	Prefix            string `json:"prefix"`
+	CurrentVersion    int    `json:"currentVersion"`
+	SupportedVersions []int  `json:"supportedVersions"`
+	Alphabet          string `json:"alphabet"`
+	Checksum          string `json:"checksum"`
+}
+
+// DeckCodeInfo returns the deck code format, as served in /api/meta.
+func DeckCodeInfo() DeckCodeFormat {
+	return DeckCodeFormat{Prefix: DeckCodePrefix, CurrentVersion: DeckCodeVersion, SupportedVersions: []int{DeckCodeVersion},
+		Alphabet: crockford, Checksum: "CRC-32/IEEE"}
+}
+
+// LobbyFacts describes lobbies for clients.
+type LobbyFacts struct {
+	Statuses     []string `json:"statuses"`
+	Visibilities []string `json:"visibilities"`
+	Actions      []string `json:"actions"`
+	JoinCode     struct {
+		Length   int    `json:"length"`
+		Alphabet string `json:"alphabet"`
+	} `json:"joinCode"`
+}
+
+// LobbyInfo returns the lobby facts, as served in /api/meta.
+func LobbyInfo() LobbyFacts {
+	f := LobbyFacts{Statuses: LobbyStatuses, Visibilities: LobbyVisibilities,
+		Actions: []string{LobbyActionJoin, LobbyActionLeave, LobbyActionReady, LobbyActionKick, LobbyActionStart, LobbyActionClose}}
+	f.JoinCode.Length, f.JoinCode.Alphabet = JoinCodeLen, joinCodeAlphabet
+	return f
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -194,7 +195,7 @@ func (s *Service) resolvePlayer(ctx context.Context, r Reader, target string) (*
 	if id, perr := uuid.Parse(target); perr == nil && len(target) == 36 {
 		p, err = r.PlayerByID(ctx, id)
 	} else {
-		p, err = r.PlayerByNickname(ctx, target)
+		p, err = r.PlayerByNickname(ctx, account.NicknameKey(account.NormalizeNickname(target)))
 	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, platform.Errorf(platform.KindNotFound, CodePlayerNotFound, "No player %q", target)

@@ -31,84 +31,40 @@ type liveOpsRow struct {
 	Description string    `bun:"description"`
 }
 
-// liveOpsLockKey names the PostgreSQL advisory lock that serialises
-// publications ("liveops" in ASCII).
-const liveOpsLockKey = 0x6c6976656f7073
-
-// LiveOpsStore implements liveops.Store, liveops.CatalogVersioner,
-// liveops.ConsoleStore, liveops.OutboxCounter, liveops.LobbyCounter and
-// liveops.RoleStore.
-type LiveOpsStore struct{ db *DB }
-
-// LiveOps returns the live-ops store.
-func (db *DB) LiveOps() *LiveOpsStore { return &LiveOpsStore{db: db} }
-
-func (r *liveOpsRow) published(withBody bool) (*liveops.Published, error) {
-	p := &liveops.Published{Version: r.Version, ETag: r.ETag, ContentHash: r.ContentHash, Source: r.Source,
+func (r *liveOpsRow) head() liveops.Head {
+	return liveops.Head{Version: r.Version, ETag: r.ETag, Hash: r.ContentHash, Source: r.Source,
 		PublishedAt: r.PublishedAt.UTC(), PublishedBy: r.PublishedBy, Description: r.Description}
-	if withBody {
-		if err := json.Unmarshal([]byte(r.Body), &p.Config); err != nil {
-			return nil, fmt.Errorf("decode live-ops version %d: %w", r.Version, err)
-		}
-	}
-	return p, nil
-}
-
-// LiveOpsHead implements liveops.Store.
-func (s *LiveOpsStore) LiveOpsHead(ctx context.Context) (int, error) {
-	var v int
-	err := s.db.bun.NewSelect().Table("liveops_configs").ColumnExpr("COALESCE(MAX(version), 0)").Scan(ctx, &v)
-	return v, mapError(err)
-}
-
-// LiveOpsVersion implements liveops.Store.
-func (s *LiveOpsStore) LiveOpsVersion(ctx context.Context, version int) (*liveops.Published, error) {
-	var row liveOpsRow
-	if err := s.db.bun.NewSelect().Model(&row).Where("version = ?", version).Scan(ctx); err != nil {
-		return nil, mapError(err)
-	}
-	return row.published(true)
 }
 
 // LiveOpsHistory implements liveops.Store.
-func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops.Published, error) {
+func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops.Head, error) {
 	var rows []liveOpsRow
 	if err := s.db.bun.NewSelect().Model(&rows).ExcludeColumn("body").OrderExpr("version DESC").Limit(int64(limit)).
 		Scan(ctx); err != nil {
 		return nil, mapError(err)
 	}
-	out := make([]liveops.Published, 0, len(rows))
+	out := make([]liveops.Head, 0, len(rows))
 	for i := range rows {
-		p, _ := rows[i].published(false)
-		out = append(out, *p)
+		out = append(out, rows[i].head())
 	}
 	return out, nil
 }
 
-// LiveOpsLastHash implements liveops.Store.
-func (s *LiveOpsStore) LiveOpsLastHash(ctx context.Context, source string) (string, error) {
-	var hash string
-	err := s.db.bun.NewSelect().Table("liveops_configs").Column("content_hash").Where("source = ?", source).
-		OrderExpr("version DESC").Limit(1).Scan(ctx, &hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return hash, mapError(err)
-}
-
-// PublishLiveOps implements liveops.Store. Publishers serialise on an
-// advisory lock on PostgreSQL and on the write lock that SQLite's
-// IMMEDIATE transactions take up front, so the newest version cannot move
-// between reading it and inserting the next one.
-func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(latest *liveops.Published) (*liveops.Published, *audit.Entry, error)) (*liveops.Published, error) {
-	var out *liveops.Published
+// PublishLiveOps implements liveops.Store. Publishers hold the advisory
+// lock fixture seeding holds (seedLockKey) on PostgreSQL, and the write
+// lock SQLite's IMMEDIATE transactions take up front, so operators and
+// the seeder take turns and the newest version cannot move between
+// reading it and inserting the next one.
+func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(head *liveops.Head, cfg *liveops.Config) (*liveops.Publication, *audit.Entry, error)) (*liveops.Head, error) {
+	var out *liveops.Head
 	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if s.db.dialect == Postgres {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(liveOpsLockKey)); err != nil {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", seedLockKey); err != nil {
 				return err
 			}
 		}
-		var latest *liveops.Published
+		var head *liveops.Head
+		var cfg *liveops.Config
 		var row liveOpsRow
 		err := tx.NewSelect().Model(&row).OrderExpr("version DESC").Limit(1).Scan(ctx)
 		switch {
@@ -116,11 +72,13 @@ func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(latest *liv
 		case err != nil:
 			return err
 		default:
-			if latest, err = row.published(true); err != nil {
-				return err
+			h := row.head()
+			head, cfg = &h, &liveops.Config{}
+			if err := json.Unmarshal([]byte(row.Body), cfg); err != nil {
+				return fmt.Errorf("decode live-ops version %d: %w", row.Version, err)
 			}
 		}
-		p, e, err := next(latest)
+		p, e, err := next(head, cfg)
 		if err != nil || p == nil {
 			return err
 		}
@@ -128,15 +86,16 @@ func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(latest *liv
 		if err != nil {
 			return err
 		}
-		ins := &liveOpsRow{Version: p.Version, ETag: p.ETag, ContentHash: p.ContentHash, Body: string(body), Source: p.Source,
-			PublishedAt: p.PublishedAt.UTC(), PublishedBy: p.PublishedBy, Description: p.Description}
+		h := p.Head
+		ins := &liveOpsRow{Version: h.Version, ETag: h.ETag, ContentHash: h.Hash, Body: string(body), Source: h.Source,
+			PublishedAt: h.PublishedAt.UTC(), PublishedBy: h.PublishedBy, Description: h.Description}
 		if _, err := tx.NewInsert().Model(ins).Exec(ctx); err != nil {
 			return err
 		}
 		if err := insertAudit(ctx, tx, e); err != nil {
 			return err
 		}
-		out = p
+		out = &h
 		return nil
 	})
 	if err != nil {

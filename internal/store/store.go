@@ -78,7 +78,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	defer cancel()
 	if err := db.bun.PingContext(pingCtx); err != nil {
 		db.bun.Close()
-		return nil, fmt.Errorf("connect to %s database: %w", db.dialect, err)
+		return nil, mapError(fmt.Errorf("connect to %s database: %w", db.dialect, err))
 	}
 	return db, nil
 }

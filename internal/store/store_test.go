@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 func TestSQLitePath(t *testing.T) {
@@ -42,7 +44,7 @@ func TestOpenCreatesSQLiteDirectory(t *testing.T) {
 
 func TestUnreachablePostgresIsUnavailable(t *testing.T) {
 	_, err := Open(context.Background(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
-	if err == nil {
-		t.Fatal("opened a database on a closed port")
+	if !platform.IsKind(err, platform.KindUnavailable) {
+		t.Fatalf("open on a closed port: %v, want SERVICE_UNAVAILABLE", err)
 	}
 }

@@ -1,0 +1,104 @@
+// Package playertest builds the player services over a real, migrated and
+// seeded test database (SQLite, or PostgreSQL when
+// PLATFORM_TEST_DATABASE_URL is set) for the tests of several packages.
+package playertest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
+)
+
+// Queues are the queue presets of the tests: casual lobbies hold four,
+// ranked ones two and need valid decks, and one queue is switched off.
+var Queues = player.QueueList{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: false, Enabled: false},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+}
+
+// Cheap keeps password hashing fast in tests.
+var Cheap = account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
+
+// Clock is a settable clock that starts at the real time.
+type Clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now returns the current time plus the advanced offset.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// Env is the player services over one test database.
+type Env struct {
+	DB       *store.DB
+	Clock    *Clock
+	Accounts *account.Service
+	LiveOps  *liveops.Service
+	Players  *player.Service
+	Seeder   *seed.Seeder
+}
+
+// Options adjust an Env.
+type Options struct {
+	Limits      player.Limits
+	IdleTimeout time.Duration
+	// World seeds the development world too.
+	World bool
+}
+
+// New returns an Env whose database holds the embedded content and
+// live-ops fixtures.
+func New(tb testing.TB, opts Options) *Env {
+	tb.Helper()
+	db := storetest.Open(tb)
+	clock := &Clock{}
+	e := &Env{DB: db, Clock: clock}
+	e.Accounts = account.NewService(db.Accounts(), account.NewHasher(Cheap), clock.Now)
+	e.LiveOps = liveops.NewService(db.LiveOps(), clock.Now, liveops.Options{})
+	e.Players = player.New(db.Player(), Queues, e.LiveOps, player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout, Now: clock.Now})
+	e.Seeder = seed.New(db.Seed(), e.Accounts, e.Players, Queues, clock.Now)
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		tb.Fatalf("embedded fixtures: %v", ps)
+	}
+	if _, err := e.Seeder.Seed(context.Background(), set, seed.Options{World: opts.World}); err != nil {
+		tb.Fatalf("seed: %v", err)
+	}
+	return e
+}
+
+// Player creates a player account and returns its id.
+func (e *Env) Player(tb testing.TB, nickname string) uuid.UUID {
+	tb.Helper()
+	u, err := e.Accounts.Create(context.Background(), account.RealmPlayer, account.NewUser{
+		Email: nickname + "@example.test", Name: nickname, Nickname: nickname, Password: "correct horse battery"})
+	if err != nil {
+		tb.Fatalf("create player %s: %v", nickname, err)
+	}
+	return u.ID
+}

@@ -1,0 +1,402 @@
+package seed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+)
+
+// CodeFixturesInvalid is the error code of fixtures that fail validation.
+const CodeFixturesInvalid = "FIXTURES_INVALID"
+
+// Actions a seed run reports per item.
+const (
+	ActionPublished = "published" // a new version was written
+	ActionUnchanged = "unchanged" // the database already has this version
+	ActionKept      = "kept"      // an operator's newer version stays
+	ActionApplied   = "applied"   // a world item was written
+	ActionSkipped   = "skipped"   // a world item conflicts with what players did
+	ActionDone      = "done"      // a world item was applied by an earlier run
+)
+
+// Published is a catalog or live-ops version as stored.
+type Published struct {
+	Version     int
+	ETag        string
+	Hash        string
+	Body        []byte
+	Source      string
+	PublishedAt time.Time
+}
+
+// Tx is what seeding writes, in one transaction.
+type Tx interface {
+	player.Tx
+	// CatalogHash returns the newest catalog version and content hash (0
+	// and "" when none).
+	CatalogHash(ctx context.Context) (int, string, error)
+	CardRegistry(ctx context.Context) (map[uint32]string, error)
+	PublishCatalog(ctx context.Context, p Published, cards []player.Card) error
+	LiveOpsHead(ctx context.Context) (*liveops.Head, error)
+	PublishLiveOps(ctx context.Context, p Published) error
+	Ledger(ctx context.Context) (map[string]string, error)
+	RecordLedger(ctx context.Context, item, ref string, at time.Time) error
+	// PlayerIDByEmail returns uuid.Nil when there is no such player.
+	PlayerIDByEmail(ctx context.Context, email string) (uuid.UUID, error)
+	InsertUser(ctx context.Context, u *account.User) error
+}
+
+// Store opens seeding transactions. Concurrent seeders serialise: the
+// second sees what the first wrote.
+type Store interface {
+	Ledger(ctx context.Context) (map[string]string, error)
+	InSeedTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// Seeder applies fixture sets.
+type Seeder struct {
+	store    Store
+	accounts *account.Service
+	players  *player.Service
+	queues   player.Queues
+	now      func() time.Time
+}
+
+// New returns a seeder.
+func New(store Store, accounts *account.Service, players *player.Service, queues player.Queues, now func() time.Time) *Seeder {
+	return &Seeder{store: store, accounts: accounts, players: players, queues: queues, now: now}
+}
+
+// Options tune a run.
+type Options struct {
+	// DryRun validates and computes every change, then writes nothing.
+	DryRun bool
+	// World applies the development world; serve and the CLI turn it off
+	// in production.
+	World bool
+}
+
+// Item is what a run did, or would do, to one thing.
+type Item struct {
+	Item    string `json:"item"`
+	Action  string `json:"action"`
+	Version int    `json:"version,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Report lists every item of a run.
+type Report struct {
+	DryRun bool   `json:"dryRun"`
+	Items  []Item `json:"items"`
+}
+
+// Changed reports whether the run wrote (or would write) anything.
+func (r *Report) Changed() bool {
+	return slices.ContainsFunc(r.Items, func(it Item) bool { return it.Action == ActionPublished || it.Action == ActionApplied })
+}
+
+// invalid wraps problems in a FIXTURES_INVALID error.
+func invalid(ps []Problem) error {
+	msg := fmt.Sprintf("%d problems in the fixtures; nothing was written", len(ps))
+	if len(ps) == 1 {
+		msg = "a problem in the fixtures; nothing was written"
+	}
+	return &platform.Error{Kind: platform.KindInvalid, Code: CodeFixturesInvalid, Message: msg,
+		Details: map[string]any{"problems": ps}}
+}
+
+// Problems returns the problems a FIXTURES_INVALID error carries.
+func Problems(err error) []Problem {
+	pe, ok := platform.As(err)
+	if !ok || pe.Code != CodeFixturesInvalid {
+		return nil
+	}
+	ps, _ := pe.Details["problems"].([]Problem)
+	return ps
+}
+
+var errDryRun = errors.New("dry run")
+
+// Seed validates the set and applies it in one transaction. Validation
+// problems, including clashes with the database (a card numId published
+// before for another card), come back as one FIXTURES_INVALID error
+// listing all of them, and nothing is written.
+func (s *Seeder) Seed(ctx context.Context, set *Set, opts Options) (*Report, error) {
+	if ps := set.Validate(s.queues); len(ps) > 0 {
+		return nil, invalid(ps)
+	}
+	body, err := json.Marshal(set.Content)
+	if err != nil {
+		return nil, fmt.Errorf("encode catalog: %w", err)
+	}
+	liveBody, err := json.Marshal(set.LiveOps)
+	if err != nil {
+		return nil, fmt.Errorf("encode live-ops: %w", err)
+	}
+	world := opts.World && set.World != nil
+	// Hash the new players' passwords before the transaction: argon2id is
+	// slow on purpose and must not hold the database's write lock.
+	users := map[string]*account.User{}
+	if world {
+		ledger, err := s.store.Ledger(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read fixture ledger: %w", err)
+		}
+		for _, p := range set.World.Players {
+			if _, done := ledger[playerItem(p.Nickname)]; done {
+				continue
+			}
+			u, err := s.accounts.Prepare(ctx, account.RealmPlayer, account.NewUser{Email: p.Email, Name: p.Name, Nickname: p.Nickname, Password: p.Password})
+			if err != nil {
+				return nil, fmt.Errorf("prepare fixture player %s: %w", p.Nickname, err)
+			}
+			u.EmailVerified = true
+			users[account.NicknameKey(p.Nickname)] = u
+		}
+	}
+	report := &Report{DryRun: opts.DryRun}
+	err = s.store.InSeedTx(ctx, func(ctx context.Context, tx Tx) error {
+		report.Items = report.Items[:0]
+		now := s.now().UTC().Truncate(time.Microsecond)
+		cat, item, err := s.seedCatalog(ctx, tx, &set.Content, body, now)
+		if err != nil {
+			return err
+		}
+		report.Items = append(report.Items, item)
+		item, err = s.seedLiveOps(ctx, tx, &set.LiveOps, liveBody, now)
+		if err != nil {
+			return err
+		}
+		report.Items = append(report.Items, item)
+		if world {
+			items, err := s.seedWorld(ctx, tx, cat, set.World, users, now)
+			if err != nil {
+				return err
+			}
+			report.Items = append(report.Items, items...)
+		}
+		if opts.DryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDryRun) {
+		return nil, err
+	}
+	return report, nil
+}
+
+func (s *Seeder) seedCatalog(ctx context.Context, tx Tx, content *player.Content, body []byte, now time.Time) (*player.Catalog, Item, error) {
+	item := Item{Item: "catalog"}
+	version, hash, err := tx.CatalogHash(ctx)
+	if err != nil {
+		return nil, item, err
+	}
+	registry, err := tx.CardRegistry(ctx)
+	if err != nil {
+		return nil, item, err
+	}
+	// Deck codes name cards by numId, so a numId published once must keep
+	// naming the same card forever.
+	var ps []Problem
+	byID := map[string]uint32{}
+	for num, id := range registry {
+		byID[id] = num
+	}
+	for i, c := range content.Cards {
+		path := fmt.Sprintf("cards[%d].numId", i)
+		if id, ok := registry[c.NumID]; ok && id != c.ID {
+			ps = append(ps, Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("numId %d was published for card %q; give %q a new numId", c.NumID, id, c.ID)})
+		} else if num, ok := byID[c.ID]; ok && num != c.NumID {
+			ps = append(ps, Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("card %q was published with numId %d; a card's numId never changes", c.ID, num)})
+		}
+	}
+	if len(ps) > 0 {
+		return nil, item, invalid(ps)
+	}
+	newHash := content.Hash()
+	head := player.CatalogHead{Version: version, ETag: player.CatalogETag(version, hash), PublishedAt: now}
+	item.Action, item.Version = ActionUnchanged, version
+	if hash != newHash {
+		head.Version = version + 1
+		head.ETag = player.CatalogETag(head.Version, newHash)
+		if err := tx.PublishCatalog(ctx, Published{Version: head.Version, ETag: head.ETag, Hash: newHash, Body: body, PublishedAt: now}, content.Cards); err != nil {
+			return nil, item, err
+		}
+		item.Action, item.Version = ActionPublished, head.Version
+	}
+	cat, err := player.NewCatalog(content, head)
+	return cat, item, err
+}
+
+func (s *Seeder) seedLiveOps(ctx context.Context, tx Tx, cfg *liveops.Config, body []byte, now time.Time) (Item, error) {
+	item := Item{Item: "liveops"}
+	head, err := tx.LiveOpsHead(ctx)
+	if err != nil {
+		return item, err
+	}
+	hash := cfg.Hash()
+	switch {
+	case head != nil && head.Source == liveops.SourceOperator:
+		item.Action, item.Version, item.Note = ActionKept, head.Version, "an operator published a newer configuration"
+		return item, nil
+	case head != nil && head.Hash == hash:
+		item.Action, item.Version = ActionUnchanged, head.Version
+		return item, nil
+	}
+	version := 1
+	if head != nil {
+		version = head.Version + 1
+	}
+	err = tx.PublishLiveOps(ctx, Published{Version: version, ETag: liveops.ETag(version, hash), Hash: hash, Body: body,
+		Source: liveops.SourceFixtures, PublishedAt: now})
+	item.Action, item.Version = ActionPublished, version
+	return item, err
+}
+
+func playerItem(nickname string) string { return "world/player/" + account.NicknameKey(nickname) }
+
+// seedWorld applies the world items the ledger does not list yet. An item
+// that would overwrite something players did since (a relationship that
+// exists, a player already in a lobby) is skipped and recorded, so later
+// runs leave it alone too.
+func (s *Seeder) seedWorld(ctx context.Context, tx Tx, cat *player.Catalog, w *World, users map[string]*account.User, now time.Time) ([]Item, error) {
+	ledger, err := tx.Ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []Item
+	ids := map[string]uuid.UUID{}
+	record := func(item, ref, action, note string) error {
+		items = append(items, Item{Item: item, Action: action, Note: note})
+		return tx.RecordLedger(ctx, item, ref, now)
+	}
+	var ps []Problem
+	for _, p := range w.Players {
+		key := account.NicknameKey(p.Nickname)
+		item := playerItem(p.Nickname)
+		if ref, done := ledger[item]; done {
+			items = append(items, Item{Item: item, Action: ActionDone})
+			if id, err := uuid.Parse(ref); err == nil {
+				ids[key] = id
+			}
+			continue
+		}
+		u := users[key]
+		if u == nil {
+			return nil, fmt.Errorf("fixture player %s was not prepared", p.Nickname)
+		}
+		existing, err := tx.PlayerIDByEmail(ctx, u.Email)
+		if err != nil {
+			return nil, err
+		}
+		if existing != uuid.Nil {
+			// Someone signed up with this email: use the account, change nothing in it.
+			ids[key] = existing
+			if err := record(item, existing.String(), ActionSkipped, "an account with this email exists; it is used as is"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		switch _, err := tx.PlayerByNickname(ctx, key); {
+		case err == nil:
+			ps = append(ps, Problem{File: FileWorld, Path: "players", Message: fmt.Sprintf("nickname %q belongs to another account", p.Nickname)})
+			continue
+		case !errors.Is(err, player.ErrNotFound):
+			return nil, err
+		}
+		if err := tx.InsertUser(ctx, u); err != nil {
+			return nil, err
+		}
+		ids[key] = u.ID
+		var decks []player.FixtureDeck
+		for _, d := range p.Decks {
+			cards, err := cat.ResolveSpec(d.DeckSpec)
+			if err != nil {
+				return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
+			}
+			decks = append(decks, player.FixtureDeck{Name: strings.TrimSpace(d.Name), Cards: cards, Default: d.Default})
+		}
+		if err := s.players.SeedPlayerTx(ctx, tx, cat, u.ID, decks); err != nil {
+			return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
+		}
+		if err := record(item, u.ID.String(), ActionApplied, ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(ps) > 0 {
+		return nil, invalid(ps)
+	}
+
+	relation := func(kind, a, b, state string) error {
+		item := "world/" + kind + "/" + account.NicknameKey(a) + "+" + account.NicknameKey(b)
+		if _, done := ledger[item]; done {
+			items = append(items, Item{Item: item, Action: ActionDone})
+			return nil
+		}
+		applied, err := s.players.SeedRelationTx(ctx, tx, ids[account.NicknameKey(a)], ids[account.NicknameKey(b)], state)
+		if err != nil {
+			return err
+		}
+		if !applied {
+			return record(item, "", ActionSkipped, "the players already have a relationship")
+		}
+		return record(item, "", ActionApplied, "")
+	}
+	for _, f := range w.Friendships {
+		a, b := f[0], f[1]
+		if account.NicknameKey(a) > account.NicknameKey(b) {
+			a, b = b, a
+		}
+		if err := relation("friendship", a, b, player.StateFriend); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range w.Requests {
+		if err := relation("request", r.From, r.To, player.StateOutgoing); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range w.Blocks {
+		if err := relation("block", b.By, b.Target, player.StateBlocked); err != nil {
+			return nil, err
+		}
+	}
+	lobbies := slices.Clone(w.Lobbies)
+	sort.SliceStable(lobbies, func(i, j int) bool { return lobbies[i].ID < lobbies[j].ID })
+	for _, l := range lobbies {
+		item := "world/lobby/" + l.ID
+		if _, done := ledger[item]; done {
+			items = append(items, Item{Item: item, Action: ActionDone})
+			continue
+		}
+		members := make([]uuid.UUID, len(l.Members))
+		for i, m := range l.Members {
+			members[i] = ids[account.NicknameKey(m)]
+		}
+		applied, err := s.players.SeedLobbyTx(ctx, tx, ids[account.NicknameKey(l.Host)], l.Queue, l.Visibility, members)
+		if err != nil {
+			return nil, fmt.Errorf("fixture lobby %s: %w", l.ID, err)
+		}
+		action, note := ActionApplied, ""
+		if !applied {
+			action, note = ActionSkipped, "a member is already in a lobby"
+		}
+		if err := record(item, "", action, note); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}

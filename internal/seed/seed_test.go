@@ -1,0 +1,340 @@
+package seed_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
+)
+
+// snapshot counts the rows seeding can touch, table by table.
+func snapshot(t *testing.T, db *store.DB) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, table := range []string{"content_catalogs", "content_card_ids", "liveops_configs", "fixture_ledger", "users",
+		"player_profiles", "player_decks", "social_edges", "lobbies", "lobby_members"} {
+		var n int
+		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM "+table).Scan(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
+}
+
+func loadEmbedded(t *testing.T) *seed.Set {
+	t.Helper()
+	set, ps := seed.Load(mapFS(t))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	return set
+}
+
+func actions(r *seed.Report) map[string]string {
+	out := map[string]string{}
+	for _, it := range r.Items {
+		out[it.Item] = it.Action
+	}
+	return out
+}
+
+func TestSeedIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{}) // content and live-ops, no world
+	set := loadEmbedded(t)
+
+	first, err := env.Seeder.Seed(ctx, set, seed.Options{World: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := actions(first)
+	if got["catalog"] != seed.ActionUnchanged || got["liveops"] != seed.ActionUnchanged {
+		t.Errorf("content seeded twice: %v", got)
+	}
+	if got["world/player/ada"] != seed.ActionApplied || got["world/lobby/grace-casual"] != seed.ActionApplied {
+		t.Errorf("world not applied: %v", got)
+	}
+	before := snapshot(t, env.DB)
+	if before["users"] != len(set.World.Players) || before["lobbies"] != 1 || before["content_catalogs"] != 1 {
+		t.Fatalf("after the world: %v", before)
+	}
+
+	again, err := env.Seeder.Seed(ctx, set, seed.Options{World: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed() {
+		t.Errorf("second run changed something: %+v", again.Items)
+	}
+	if diff := cmp.Diff(before, snapshot(t, env.DB)); diff != "" {
+		t.Errorf("second run changed rows (-before +after):\n%s", diff)
+	}
+}
+
+func TestSeedNeverUndoesPlayerChanges(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{World: true})
+	ada := mustPlayer(t, env, "ada")
+	barbara := mustPlayer(t, env, "barbara")
+
+	// Ada drops Grace as a friend and picks another default deck;
+	// Barbara leaves the fixture lobby.
+	if _, err := env.Players.Act(ctx, ada, player.SocialActionInput{Action: player.ActionRemove, Target: "grace"}); err != nil {
+		t.Fatal(err)
+	}
+	decks, err := env.Players.Decks(ctx, ada)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *player.Deck
+	for i := range decks.Decks {
+		if !decks.Decks[i].IsDefault {
+			other = &decks.Decks[i]
+			break
+		}
+	}
+	if _, err := env.Players.SetDefaultDeck(ctx, ada, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	current, err := env.Players.CurrentLobby(ctx, barbara)
+	if err != nil || current == nil {
+		t.Fatalf("barbara's fixture lobby: %v, %v", current, err)
+	}
+	if _, err := env.Players.LeaveLobby(ctx, barbara, current.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	report, err := env.Seeder.Seed(ctx, loadEmbedded(t), seed.Options{World: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Changed() {
+		t.Errorf("reseeding changed something: %+v", report.Items)
+	}
+	social, err := env.Players.Social(ctx, ada)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range social.Friends {
+		if f.Player.Nickname == "grace" {
+			t.Error("reseeding restored the friendship ada removed")
+		}
+	}
+	decks, err = env.Players.Decks(ctx, ada)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decks.DefaultDeckID == nil || *decks.DefaultDeckID != other.ID {
+		t.Errorf("reseeding changed ada's default deck to %v, want %v", decks.DefaultDeckID, other.ID)
+	}
+	if current, _ := env.Players.CurrentLobby(ctx, barbara); current != nil {
+		t.Error("reseeding put barbara back into the lobby she left")
+	}
+}
+
+func mustPlayer(t *testing.T, env *playertest.Env, nickname string) uuid.UUID {
+	t.Helper()
+	u, err := env.Accounts.ByEmail(context.Background(), account.RealmPlayer, nickname+"@example.test")
+	if err != nil {
+		t.Fatalf("fixture player %s: %v", nickname, err)
+	}
+	return u.ID
+}
+
+func TestSeedSkipsWorldItemsThatClash(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+	// Someone signed up as linus before the world was seeded, and blocked
+	// ada's future request target ken... by befriending him first.
+	linus, err := env.Accounts.Create(ctx, account.RealmPlayer, account.NewUser{Email: "linus@example.test", Name: "Real Linus", Nickname: "linus", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := env.Seeder.Seed(ctx, loadEmbedded(t), seed.Options{World: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := actions(report)
+	if got["world/player/linus"] != seed.ActionSkipped {
+		t.Errorf("existing account: action %q, want skipped", got["world/player/linus"])
+	}
+	u, err := env.Accounts.ByID(ctx, linus.ID)
+	if err != nil || u.Name != "Real Linus" {
+		t.Errorf("the existing account was changed: %+v, %v", u, err)
+	}
+	// The relationships naming linus use the existing account.
+	social, err := env.Players.Social(ctx, linus.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(social.Outgoing) != 1 || social.Outgoing[0].Player.Nickname != "ada" {
+		t.Errorf("linus's fixture request: %+v", social.Outgoing)
+	}
+}
+
+func TestSeedDryRunWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	env := seederOn(t, db)
+	before := snapshot(t, db)
+	report, err := env.Seed(ctx, loadEmbedded(t), seed.Options{World: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := actions(report)
+	if !report.DryRun || got["catalog"] != seed.ActionPublished || got["world/lobby/grace-casual"] != seed.ActionApplied {
+		t.Errorf("dry run report: %+v", report)
+	}
+	if diff := cmp.Diff(before, snapshot(t, db)); diff != "" {
+		t.Errorf("dry run wrote rows (-before +after):\n%s", diff)
+	}
+}
+
+func seederOn(t *testing.T, db *store.DB) *seed.Seeder {
+	t.Helper()
+	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap), time.Now)
+	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})
+	players := player.New(db.Player(), playertest.Queues, live, player.Options{})
+	return seed.New(db.Seed(), accounts, players, playertest.Queues, time.Now)
+}
+
+func TestSeedRefusesInvalidFixturesAndWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	s := seederOn(t, db)
+	m := mapFS(t)
+	edit(t, m, seed.FileWorld, "- {by: barbara, target: linus}", "- {by: barbara, target: nobody}")
+	set, ps := seed.Load(m)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	_, err := s.Seed(ctx, set, seed.Options{World: true})
+	if platform.ErrorCode(err) != seed.CodeFixturesInvalid || len(seed.Problems(err)) != 1 {
+		t.Fatalf("Seed = %v (problems %v), want FIXTURES_INVALID with one problem", err, seed.Problems(err))
+	}
+	for table, n := range snapshot(t, db) {
+		if n != 0 {
+			t.Errorf("%s has %d rows after a refused seed", table, n)
+		}
+	}
+}
+
+func TestSeedPublishesCatalogChangesAndGuardsNumIDs(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+
+	m := mapFS(t)
+	edit(t, m, seed.FileCatalog, "{id: mortar, numId: 5, name: Mortar, rarity: epic,", "{id: mortar, numId: 5, name: Mortar, rarity: legendary,")
+	set, ps := seed.Load(m)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	report, err := env.Seeder.Seed(ctx, set, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Items[0].Action != seed.ActionPublished || report.Items[0].Version != 2 {
+		t.Fatalf("catalog after a change: %+v", report.Items[0])
+	}
+	cat, err := env.Players.Catalog(ctx)
+	if err != nil || cat.Version != 2 {
+		t.Fatalf("current catalog version %v (%v), want 2", cat, err)
+	}
+
+	tests := []struct{ name, old, new, want string }{
+		{"renumbered card", "{id: ballista, numId: 6,", "{id: ballista, numId: 60,", `card "ballista" was published with numId 6`},
+		{"reused numId", "{id: ballista, numId: 6,", "{id: crossbow, numId: 6,", `numId 6 was published for card "ballista"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mapFS(t)
+			delete(m, seed.FileWorld) // its deck codes name ballista by numId
+			edit(t, m, seed.FileCatalog, tt.old, tt.new)
+			if tt.name == "reused numId" {
+				edit(t, m, seed.FileStarterDecks, "ballista: 2,", "crossbow: 2,")
+			}
+			set, ps := seed.Load(m)
+			if len(ps) > 0 {
+				t.Fatal(ps)
+			}
+			before := snapshot(t, env.DB)
+			_, err := env.Seeder.Seed(ctx, set, seed.Options{})
+			probs := seed.Problems(err)
+			if len(probs) != 1 || !strings.Contains(probs[0].Message, tt.want) {
+				t.Fatalf("Seed = %v, problems %v; want one saying %q", err, probs, tt.want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, env.DB)); diff != "" {
+				t.Errorf("a refused seed wrote rows:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSeedKeepsOperatorLiveOps(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+	_, err := env.DB.Bun().NewRaw(`INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at)
+		SELECT version + 1, 'op', 'op', body, 'operator', published_at FROM liveops_configs`).Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mapFS(t)
+	edit(t, m, seed.FileLiveOps, "short: 20261121", "short: 42")
+	set, _ := seed.Load(m)
+	report, err := env.Seeder.Seed(ctx, set, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(report)["liveops"]; got != seed.ActionKept {
+		t.Fatalf("live-ops after an operator publish: %s, want kept", got)
+	}
+}
+
+func TestConcurrentSeedsApplyOnce(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	set := loadEmbedded(t)
+	const runs = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, runs)
+	for range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := seederOn(t, db).Seed(ctx, set, seed.Options{World: true})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	got := snapshot(t, db)
+	want := map[string]int{"content_catalogs": 1, "liveops_configs": 1, "users": len(set.World.Players), "lobbies": 1}
+	for table, n := range want {
+		if got[table] != n {
+			t.Errorf("%s: %d rows after %d concurrent seeds, want %d", table, got[table], runs, n)
+		}
+	}
+	if t.Failed() {
+		t.Log(fmt.Sprint(got))
+	}
+}
