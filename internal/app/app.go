@@ -22,9 +22,11 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/gamemap"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -122,7 +124,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	a.buildPlayer()
-	a.buildLiveOps()
+	if err := a.buildLiveOps(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := a.seedEmptySQLite(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -181,11 +186,16 @@ func (a *App) seedEmptySQLite(ctx context.Context) error {
 // metadata on top of the live-ops service buildPlayer made.
 // The console counts the mail outbox and open lobbies from the store; the
 // count of pending profile changes joins when that area exists.
-func (a *App) buildLiveOps() {
+func (a *App) buildLiveOps() error {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
+	var queues []liveops.QueuePreset
+	for _, q := range a.Queues.Queues() {
+		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: gamemap.Size(q.MapSize), Enabled: q.Enabled})
+	}
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        lo,
+		Queues:       queues,
 		Counters:     liveops.Counters{MailOutbox: lo, OpenLobbies: lo},
 		LiveOps:      a.LiveOps,
 		Audit:        a.Audit,
@@ -196,7 +206,25 @@ func (a *App) buildLiveOps() {
 		StartedAt:    a.Now(),
 		Now:          a.Now,
 	})
-	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{TestingTools: a.Config.TestingTools}, nil)
+	// The testing metadata reads the embedded fixtures, and only when it
+	// is served.
+	var source liveops.FixtureSource
+	if a.Config.TestingTools {
+		set, ps := seed.Load(fixtures.FS())
+		if len(ps) > 0 {
+			return fmt.Errorf("embedded fixtures: %v", ps)
+		}
+		qf, err := qa.New(set, a.Accounts)
+		if err != nil {
+			return fmt.Errorf("testing metadata: %w", err)
+		}
+		source = qf
+	}
+	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{
+		TestingTools: a.Config.TestingTools,
+		MailLog:      a.Config.SMTPURL == "" && !a.Config.IsProduction(),
+	}, source)
+	return nil
 }
 
 // buildMail sets up the outbox and its worker. Without an SMTP URL (only

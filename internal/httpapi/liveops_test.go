@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -146,6 +147,14 @@ func TestAdminBootstrap(t *testing.T) {
 	if len(b.Maps) != 2 || b.Maps[0].Seed != 4242 || b.Maps[1].Seed != 202 || !b.Maps[0].Valid || b.Maps[0].PathCellCount == 0 {
 		t.Fatalf("maps %+v", b.Maps)
 	}
+	if len(b.Queues) != len(srv.App.Queues.Queues()) {
+		t.Fatalf("queues %+v", b.Queues)
+	}
+	for _, q := range b.Queues {
+		if want := map[string]int64{"short": 4242, "long": 202}[string(q.MapSize)]; q.Seed != want {
+			t.Fatalf("queue %s plays seed %d, want %d", q.ID, q.Seed, want)
+		}
+	}
 	if len(b.RecentAudit) == 0 || b.RecentAudit[0].Action != liveops.ActionSetSeed || b.RecentAudit[0].Reason != "for the console" {
 		t.Fatalf("recent audit %+v", b.RecentAudit)
 	}
@@ -246,8 +255,27 @@ func TestTestingToolsRoute(t *testing.T) {
 	res := dev.Client(t).Do("GET", "/api/testing/legacy-tools", nil)
 	var md liveops.TestingMetadata
 	res.Decode(t, &md)
-	if res.Status != 200 || !md.Enabled || md.Environment != "development" || len(md.MapSeeds["short"]) == 0 || len(md.MapSeeds["long"]) == 0 {
+	if res.Status != 200 || !md.Enabled || md.Environment != "development" || len(md.MapSeeds["short"]) == 0 || len(md.MapSeeds["long"]) == 0 ||
+		len(md.FixturePlayers) == 0 || len(md.DeckCodeVectors) == 0 {
 		t.Fatalf("development: %d %s", res.Status, res.Body)
+	}
+	// The fixture players are real accounts: each one with an id signs in.
+	signedIn := 0
+	for _, p := range md.FixturePlayers {
+		if p.ID == "" {
+			continue
+		}
+		u, err := dev.App.Accounts.ByEmail(context.Background(), "player", p.Email)
+		if err != nil || u.ID.String() != p.ID {
+			t.Fatalf("fixture player %s: %v %v", p.Email, u, err)
+		}
+		if _, err := dev.App.Auth.SignIn(context.Background(), "player", p.Email, p.Password, false, auth.Client{}); err != nil {
+			t.Fatalf("fixture player %s cannot sign in with the published password: %v", p.Email, err)
+		}
+		signedIn++
+	}
+	if signedIn == 0 && dev.App.DB.Dialect() == "sqlite" {
+		t.Fatal("no fixture player is seeded in the self-seeding SQLite database")
 	}
 
 	unknown := dev.Client(t).Do("GET", "/api/no-such-route", nil)

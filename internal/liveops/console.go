@@ -73,9 +73,18 @@ type Counters struct {
 	OpenLobbies           LobbyCounter
 }
 
+// QueuePreset is a matchmaking queue preset as the console lists it.
+type QueuePreset struct {
+	ID      string       `json:"id"`
+	Mode    string       `json:"mode"`
+	MapSize gamemap.Size `json:"mapSize"`
+	Enabled bool         `json:"enabled"`
+}
+
 // ConsoleDeps are what the admin console reads from.
 type ConsoleDeps struct {
 	Store        ConsoleStore
+	Queues       []QueuePreset
 	Counters     Counters
 	LiveOps      *Service
 	Audit        *audit.Log
@@ -148,6 +157,14 @@ type LiveOpsHead struct {
 	PublishedBy string    `json:"publishedBy"`
 }
 
+// QueueView is a queue preset with the map it plays now.
+type QueueView struct {
+	QueuePreset
+	// Seed is the seed of the queue's map size in force now (see MapSeedView).
+	Seed         int64  `json:"seed"`
+	OverriddenBy string `json:"overriddenBy,omitempty"`
+}
+
 // AdminBootstrap is what GET /api/admin/bootstrap answers.
 type AdminBootstrap struct {
 	Caller  CallerView     `json:"caller"`
@@ -157,8 +174,11 @@ type AdminBootstrap struct {
 	Counts  Counts         `json:"counts"`
 	// LiveOps is absent until a configuration is published.
 	LiveOps *LiveOpsHead `json:"liveOps,omitempty"`
-	// Maps are the maps the queues play now, one per size.
-	Maps []MapSummary `json:"maps"`
+	// Queues are the queue presets with their seeds; Maps summarize the
+	// maps they play now, one per size. Both are empty until live-ops is
+	// published.
+	Queues []QueueView   `json:"queues"`
+	Maps   []MapSummary `json:"maps"`
 	// RecentAudit is the latest audit entries, newest first; absent when
 	// the caller's role may not read the audit trail.
 	RecentAudit []audit.Entry `json:"recentAudit,omitempty"`
@@ -187,7 +207,7 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap
 	if b.Counts, err = c.counts(ctx, now); err != nil {
 		return nil, err
 	}
-	b.Maps = []MapSummary{}
+	b.Queues, b.Maps = []QueueView{}, []MapSummary{}
 	snap, err := c.d.LiveOps.Snapshot(ctx)
 	switch {
 	case platform.ErrorCode(err) == CodeNotPublished:
@@ -195,8 +215,14 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap
 		return nil, err
 	default:
 		b.LiveOps = &LiveOpsHead{Version: snap.Version, ETag: snap.ConfigETag, PublishedAt: snap.PublishedAt, PublishedBy: snap.PublishedBy}
+		seeds := map[gamemap.Size]MapSeedView{}
 		for _, s := range snap.MapSeeds {
+			seeds[s.Size] = s
 			b.Maps = append(b.Maps, c.summary(s.Size, s.EffectiveSeed))
+		}
+		for _, q := range c.d.Queues {
+			s := seeds[q.MapSize]
+			b.Queues = append(b.Queues, QueueView{QueuePreset: q, Seed: s.EffectiveSeed, OverriddenBy: s.OverriddenBy})
 		}
 	}
 	if caller.Role.Can(role.AuditRead) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/towerdefence/platformctl/internal/gamemap"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -31,6 +29,9 @@ type Tool struct {
 type ToolSwitches struct {
 	// TestingTools is config.TestingTools (PLATFORM_TESTING_TOOLS).
 	TestingTools bool
+	// MailLog is true when mail goes to the server log, links included,
+	// instead of SMTP (development without PLATFORM_SMTP_URL).
+	MailLog bool
 }
 
 // Tools lists the testing tools of this build. Commands are always
@@ -41,6 +42,9 @@ func Tools(sw ToolSwitches) []Tool {
 		{ID: "testing-metadata", Name: "Testing metadata", Kind: "route", Method: "GET", Path: "/api/testing/legacy-tools",
 			Description: "This document: tools, fixture players, deck-code vectors and map seeds with known properties.",
 			Enabled:     sw.TestingTools, EnabledBy: "PLATFORM_TESTING_TOOLS"},
+		{ID: "mail-log", Name: "Mail in the server log", Kind: "command", Command: "platformctl serve (without PLATFORM_SMTP_URL)",
+			Description: "Confirmation mails, links included, are written to the server log instead of being sent, so flows can be finished without a mailbox.",
+			Enabled:     sw.MailLog, EnabledBy: "PLATFORM_SMTP_URL unset in development"},
 		{ID: "liveops-set-seed", Name: "Set a map seed", Kind: "command",
 			Command:     "platformctl liveops set-seed --size short|long --seed N --reason TEXT",
 			Description: "Switch the map of a size for every queue at once, for example to one of the seeds below; audited.",
@@ -54,10 +58,11 @@ func Tools(sw ToolSwitches) []Tool {
 
 // FixturePlayer is a development player account loaded from the fixtures.
 type FixturePlayer struct {
-	ID       uuid.UUID `json:"id"`
-	Email    string    `json:"email"`
-	Nickname string    `json:"nickname"`
-	Name     string    `json:"name"`
+	// ID is set when the player is seeded in this database.
+	ID       string `json:"id,omitempty"`
+	Email    string `json:"email"`
+	Nickname string `json:"nickname"`
+	Name     string `json:"name"`
 	// Password is the fixture's published development password.
 	Password string `json:"password"`
 	Notes    string `json:"notes"`
