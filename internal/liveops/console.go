@@ -177,7 +177,7 @@ type AdminBootstrap struct {
 	// Queues are the queue presets with their seeds; Maps summarize the
 	// maps they play now, one per size. Both are empty until live-ops is
 	// published.
-	Queues []QueueView   `json:"queues"`
+	Queues []QueueView  `json:"queues"`
 	Maps   []MapSummary `json:"maps"`
 	// RecentAudit is the latest audit entries, newest first; absent when
 	// the caller's role may not read the audit trail.
