@@ -27,6 +27,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -64,6 +65,8 @@ type App struct {
 	Admins  *liveops.Admins
 	Console *liveops.Console
 	Testing *liveops.Testing
+	// Profile runs the email-confirmed profile, email and password changes.
+	Profile *profile.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -100,13 +103,6 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
-	a.Metrics = prometheus.NewRegistry()
-	a.Metrics.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
-	)
-	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -132,6 +128,19 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
 }
 
@@ -281,8 +290,9 @@ func (a *App) Handler() (http.Handler, error) {
 		Log:     a.Log,
 		Config:  a.Config,
 		System:  a.System,
-		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
+		Profile: a.Profile,
+		Metrics: a.httpMetrics,
 		LiveOps: a.LiveOps,
 		Console: a.Console,
 		Testing: a.Testing,
@@ -321,11 +331,6 @@ func (a *App) closeIdleLobbies(ctx context.Context) {
 	}
 }
 
-// MetricsHandler serves the registry in the Prometheus text format.
-func (a *App) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
-}
-
 // sessionPruneInterval is how often expired sessions are deleted. Expired
 // sessions are refused on sight anyway; pruning only keeps the table small.
 const sessionPruneInterval = time.Hour
@@ -345,6 +350,11 @@ func (a *App) pruneSessions(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
 }
 
 // Close releases the database.

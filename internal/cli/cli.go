@@ -84,6 +84,8 @@ func newRootCmd(e *env) *cobra.Command {
 		newServeCmd(e),
 		newMigrateCmd(e),
 		newVersionCmd(e),
+		newTokenCmd(e),
+		newMailCmd(e),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -20,10 +21,12 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
-	// Metrics, when set, records request counts and latencies.
-	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
+	// Metrics, when set, records request counts and latencies.
+	Metrics *Metrics
 	// LiveOps serves the live-ops configuration; Console the admin
 	// console's bootstrap; Testing the testing metadata.
 	LiveOps *liveops.Service
