@@ -193,8 +193,6 @@ func (a *App) seedEmptySQLite(ctx context.Context) error {
 
 // buildLiveOps sets up the admin console, role changes and the testing
 // metadata on top of the live-ops service buildPlayer made.
-// The console counts the mail outbox and open lobbies from the store; the
-// count of pending profile changes joins when that area exists.
 func (a *App) buildLiveOps() error {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
@@ -205,7 +203,7 @@ func (a *App) buildLiveOps() error {
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        lo,
 		Queues:       queues,
-		Counters:     liveops.Counters{MailOutbox: lo, OpenLobbies: lo},
+		Counters:     liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
 		LiveOps:      a.LiveOps,
 		Audit:        a.Audit,
 		Build:        a.Build,

@@ -48,11 +48,32 @@ func TestConsoleCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Profile changes: one waiting with a live token, one whose token
+	// expired, one completed. Only the first waits for anything.
+	late, err := accounts.ByEmail(ctx, account.RealmPlayer, "late@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		status  string
+		expires time.Duration
+	}{{"pending", 200 * time.Hour}, {"pending", 150 * time.Hour}, {"completed", 200 * time.Hour}} {
+		id := uuid.New()
+		typ := []string{"profile", "email", "password"}[i]
+		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_changes (id, user_id, type, status, step, base_fingerprint, callback_url, requested_by, created_at, updated_at)
+			VALUES (?, ?, ?, ?, 'confirm', 'x', 'https://play.example.com/confirm', 'self', ?, ?)`, id, late.ID, typ, c.status, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_tokens (token_hash, change_id, user_id, type, step, created_at, expires_at)
+			VALUES (?, ?, ?, ?, 'confirm', ?, ?)`, uuid.NewString(), id, late.ID, typ, t0, t0.Add(c.expires)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f.clock.set(t0.Add(169 * time.Hour))
 
 	lo := f.db.LiveOps()
 	console := liveops.NewConsole(liveops.ConsoleDeps{
-		Store: lo, Counters: liveops.Counters{MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
+		Store: lo, Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
 		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(),
 		StartedAt: t0, Now: f.clock.now,
 	})
@@ -68,7 +89,7 @@ func TestConsoleCounts(t *testing.T) {
 		c.MailOutbox.OldestPendingAgeSeconds != int64(19*time.Hour/time.Second) {
 		t.Fatalf("outbox %+v, want 2 pending, the oldest 19h old", c.MailOutbox)
 	}
-	if c.OpenLobbies == nil || *c.OpenLobbies != 0 || c.PendingProfileChanges != nil {
+	if c.OpenLobbies == nil || *c.OpenLobbies != 0 || c.PendingProfileChanges == nil || *c.PendingProfileChanges != 1 {
 		t.Fatalf("optional counts %+v", c)
 	}
 	if b.Runtime.UptimeSeconds != int64(169*time.Hour/time.Second) || !b.Runtime.ServerTime.Equal(f.clock.now()) {

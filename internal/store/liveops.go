@@ -146,6 +146,19 @@ func (s *LiveOpsStore) CountOutbox(ctx context.Context, now time.Time) (liveops.
 	return out, nil
 }
 
+// CountPendingChanges implements liveops.PendingChangeCounter: profile
+// changes still waiting for a confirmation that can arrive, that is with
+// a token that is neither used, superseded nor expired at now. A change
+// whose last token expired stays 'pending' in its table but waits for
+// nothing, so it is not counted.
+func (s *LiveOpsStore) CountPendingChanges(ctx context.Context, now time.Time) (int64, error) {
+	n, err := s.db.bun.NewSelect().TableExpr("profile_changes AS c").
+		Where("c.status = 'pending'").
+		Where("EXISTS (SELECT 1 FROM profile_tokens t WHERE t.change_id = c.id AND t.consumed_at IS NULL AND t.superseded_at IS NULL AND t.expires_at > ?)", now.UTC()).
+		Count(ctx)
+	return int64(n), mapError(err)
+}
+
 // CountOpenLobbies implements liveops.LobbyCounter.
 func (s *LiveOpsStore) CountOpenLobbies(ctx context.Context, _ time.Time) (int64, error) {
 	n, err := s.db.bun.NewSelect().Table("lobbies").Where("status = 'open'").Count(ctx)
