@@ -124,10 +124,6 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
-	if err := a.seedEmptySQLite(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
 		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
 	if err != nil {
@@ -168,10 +164,11 @@ var queuePresets = player.QueueList{
 	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
 }
 
-// seedEmptySQLite applies the embedded fixtures to an embedded database
-// that has none yet, so a fresh `serve` works out of the box. PostgreSQL
-// deployments seed explicitly with `platformctl seed fixtures`.
-func (a *App) seedEmptySQLite(ctx context.Context) error {
+// SeedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box; serve calls
+// it after New, as New applies the embedded database's migrations.
+// PostgreSQL deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) SeedEmptySQLite(ctx context.Context) error {
 	if a.DB.Dialect() != store.SQLite {
 		return nil
 	}
@@ -294,6 +291,7 @@ func (a *App) Handler() (http.Handler, error) {
 		LiveOps: a.LiveOps,
 		Console: a.Console,
 		Testing: a.Testing,
+		Players: a.Players,
 	})
 }
 

@@ -88,6 +88,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMailCmd(e),
 		newLiveOpsCmd(e),
 		newAdminCmd(e),
+		newSeedCmd(e),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -32,6 +33,8 @@ type Deps struct {
 	LiveOps *liveops.Service
 	Console *liveops.Console
 	Testing *liveops.Testing
+	// Players serves the catalog and the player meta state.
+	Players *player.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -41,8 +44,12 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	schemas, err := jsonSchemas(openapi)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	addRoutes(mux, d, openapi)
+	addRoutes(mux, d, openapi, schemas)
 
 	n := negroni.New()
 	n.Use(withRequestID())

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -76,22 +75,4 @@ func respondWithETag(w http.ResponseWriter, r *http.Request, etag string, v any)
 		return
 	}
 	respond(w, http.StatusOK, v)
-}
-
-// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
-// "*" matches any tag, and W/ prefixes are ignored on either side.
-func etagMatches(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	if strings.TrimSpace(header) == "*" {
-		return true
-	}
-	want := strings.TrimPrefix(etag, "W/")
-	for _, c := range strings.Split(header, ",") {
-		if strings.TrimPrefix(strings.TrimSpace(c), "W/") == want {
-			return true
-		}
-	}
-	return false
 }

@@ -252,6 +252,10 @@ func TestLiveOpsNotPublished(t *testing.T) {
 
 func TestTestingToolsRoute(t *testing.T) {
 	dev := apitest.New(t)
+	// Seed the development world as `serve` does on an empty database.
+	if err := dev.App.SeedEmptySQLite(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	res := dev.Client(t).Do("GET", "/api/testing/legacy-tools", nil)
 	var md liveops.TestingMetadata
 	res.Decode(t, &md)
@@ -275,7 +279,7 @@ func TestTestingToolsRoute(t *testing.T) {
 		signedIn++
 	}
 	if signedIn == 0 && dev.App.DB.Dialect() == "sqlite" {
-		t.Fatal("no fixture player is seeded in the self-seeding SQLite database")
+		t.Fatal("no fixture player is seeded in the SQLite database seeded like serve does")
 	}
 
 	unknown := dev.Client(t).Do("GET", "/api/no-such-route", nil)

@@ -9,12 +9,31 @@ import (
 // addRoutes is the whole API surface, readable top to bottom. Paths that
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
 // Allow (see jsonMuxErrors).
-func addRoutes(mux *http.ServeMux, d Deps, openapi []byte) {
+func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("GET /api", handleHello())
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
 	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
+	mux.Handle("GET /api/schemas", handleSchemaIndex(schemas))
+	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log, schemas))
+
+	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
+	mux.Handle("GET /api/player/bootstrap", requirePlayer(d, handleBootstrap(d.Log, d.Players)))
+	mux.Handle("GET /api/player/decks", requirePlayer(d, handleDecks(d.Log, d.Players)))
+	mux.Handle("POST /api/player/decks/import", requirePlayer(d, handleImportDeck(d.Log, d.Players)))
+	mux.Handle("POST /api/player/decks/default", requirePlayer(d, handleDefaultDeck(d.Log, d.Players)))
+	mux.Handle("GET /api/player/social", requirePlayer(d, handleSocial(d.Log, d.Players)))
+	mux.Handle("POST /api/player/social/actions", requirePlayer(d, handleSocialAction(d.Log, d.Players)))
+	mux.Handle("GET /api/player/lobbies", requirePlayer(d, handleLobbies(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies", requirePlayer(d, handleCreateLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/join", requirePlayer(d, handleJoinLobby(d.Log, d.Players)))
+	mux.Handle("GET /api/player/lobbies/{lobbyId}", requirePlayer(d, handleLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/leave", requirePlayer(d, handleLeaveLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/ready", requirePlayer(d, handleReadyLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
+	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
 	// Profile changes, each confirmed by email (package profile).
 	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))

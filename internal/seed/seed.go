@@ -146,24 +146,10 @@ func (s *Seeder) Seed(ctx context.Context, set *Set, opts Options) (*Report, err
 		return nil, fmt.Errorf("encode live-ops: %w", err)
 	}
 	world := opts.World && set.World != nil
-	// Hash the new players' passwords before the transaction: argon2id is
-	// slow on purpose and must not hold the database's write lock.
 	users := map[string]*account.User{}
 	if world {
-		ledger, err := s.store.Ledger(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read fixture ledger: %w", err)
-		}
-		for _, p := range set.World.Players {
-			if _, done := ledger[playerItem(p.Nickname)]; done {
-				continue
-			}
-			u, err := s.accounts.Prepare(ctx, account.RealmPlayer, account.NewUser{Email: p.Email, Name: p.Name, Nickname: p.Nickname, Password: p.Password})
-			if err != nil {
-				return nil, fmt.Errorf("prepare fixture player %s: %w", p.Nickname, err)
-			}
-			u.EmailVerified = true
-			users[account.NicknameKey(p.Nickname)] = u
+		if users, err = s.prepareWorldUsers(ctx, set.World); err != nil {
+			return nil, err
 		}
 	}
 	report := &Report{DryRun: opts.DryRun}
@@ -196,6 +182,40 @@ func (s *Seeder) Seed(ctx context.Context, set *Set, opts Options) (*Report, err
 		return nil, err
 	}
 	return report, nil
+}
+
+// prepareWorldUsers builds the accounts of the world players that no
+// earlier run created. Passwords are hashed before the transaction, since
+// argon2id is slow on purpose and must not hold the database's write lock,
+// and once per distinct password: sample players share one, and hashing it
+// for each would make every fresh development database cost seconds.
+func (s *Seeder) prepareWorldUsers(ctx context.Context, w *World) (map[string]*account.User, error) {
+	ledger, err := s.store.Ledger(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read fixture ledger: %w", err)
+	}
+	users := map[string]*account.User{}
+	hashes := map[string]string{}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	for _, p := range w.Players {
+		if _, done := ledger[playerItem(p.Nickname)]; done {
+			continue
+		}
+		hash, ok := hashes[p.Password]
+		if !ok {
+			if hash, err = s.accounts.HashPassword(ctx, p.Password); err != nil {
+				return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
+			}
+			hashes[p.Password] = hash
+		}
+		// World.validate has checked every field against the account rules.
+		users[account.NicknameKey(p.Nickname)] = &account.User{
+			ID: uuid.New(), Realm: account.RealmPlayer, Email: account.NormalizeEmail(p.Email),
+			Name: account.NormalizeName(p.Name), Nickname: account.NormalizeNickname(p.Nickname),
+			EmailVerified: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now,
+		}
+	}
+	return users, nil
 }
 
 func (s *Seeder) seedCatalog(ctx context.Context, tx Tx, content *player.Content, body []byte, now time.Time) (*player.Catalog, Item, error) {
