@@ -21,10 +21,10 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
-	"github.com/towerdefence/platformctl/internal/gamemap"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
@@ -67,6 +67,8 @@ type App struct {
 	Testing *liveops.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
+	// Matchmaking serves the queue presets and their maps.
+	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -120,6 +122,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	a.buildPlayer()
+	a.Matchmaking = matchmaking.New(a.LiveOps)
 	if err := a.buildLiveOps(); err != nil {
 		db.Close()
 		return nil, err
@@ -144,7 +147,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 // the seeder, and the facts /api/meta publishes about them.
 func (a *App) buildPlayer() {
 	a.Queues = queuePresets
-	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{Environment: a.Config.Env, Catalog: a.DB.LiveOps()})
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
+		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
+		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
+	})
 	limits := player.DefaultLimits
 	limits.MaxFriends = a.Config.FriendLimit
 	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
@@ -194,8 +200,8 @@ func (a *App) buildLiveOps() error {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
 	var queues []liveops.QueuePreset
-	for _, q := range a.Queues.Queues() {
-		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: gamemap.Size(q.MapSize), Enabled: q.Enabled})
+	for _, q := range matchmaking.Presets() {
+		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled})
 	}
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        lo,
@@ -282,16 +288,17 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:     a.Log,
-		Config:  a.Config,
-		System:  a.System,
-		Auth:    a.Auth,
-		Profile: a.Profile,
-		Metrics: a.httpMetrics,
-		LiveOps: a.LiveOps,
-		Console: a.Console,
-		Testing: a.Testing,
-		Players: a.Players,
+		Log:         a.Log,
+		Config:      a.Config,
+		System:      a.System,
+		Auth:        a.Auth,
+		Profile:     a.Profile,
+		Metrics:     a.httpMetrics,
+		LiveOps:     a.LiveOps,
+		Console:     a.Console,
+		Testing:     a.Testing,
+		Players:     a.Players,
+		Matchmaking: a.Matchmaking,
 	})
 }
 

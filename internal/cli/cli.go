@@ -89,6 +89,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newLiveOpsCmd(e),
 		newAdminCmd(e),
 		newSeedCmd(e),
+		newMapCmd(e),
 	)
 	return root
 }

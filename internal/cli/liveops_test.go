@@ -78,6 +78,27 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 		return s
 	}
 	before := get()
+	queues := func() (seed uint64, etag string) {
+		res := o.srv.Client(t).Do("GET", "/api/matchmaking/queues", nil)
+		var q struct {
+			Maps struct {
+				Short struct {
+					Layout struct {
+						Seed uint64 `json:"seed,string"`
+					}
+				}
+			}
+		}
+		res.Decode(t, &q)
+		if res.Status != 200 {
+			t.Fatalf("queues: %d %s", res.Status, res.Body)
+		}
+		return q.Maps.Short.Layout.Seed, res.Header.Get("ETag")
+	}
+	seedBefore, etagBefore := queues()
+	if seedBefore != uint64(before.MapSeeds[0].EffectiveSeed) {
+		t.Fatalf("the queues play short seed %d, live-ops says %d", seedBefore, before.MapSeeds[0].EffectiveSeed)
+	}
 
 	var shown liveops.Snapshot
 	o.runJSON(t, &shown, "liveops", "show")
@@ -99,6 +120,10 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 	after := get()
 	if after.Version != before.Version+1 || after.MapSeeds[0].Seed != 987654321 || after.ETag == before.ETag || after.PublishedBy != "os:alice" {
 		t.Fatalf("the running server serves version %d seeds %+v by %s", after.Version, after.MapSeeds, after.PublishedBy)
+	}
+	// The queues route of the running server plays the new map.
+	if seed, etag := queues(); seed != 987654321 || etag == etagBefore {
+		t.Fatalf("after set-seed the queues play short seed %d (etag %s, before %s)", seed, etag, etagBefore)
 	}
 	entries, err := o.srv.App.Audit.List(context.Background(), audit.Filter{Actor: "os:alice"})
 	if err != nil || len(entries) != 1 || entries[0].Action != liveops.ActionSetSeed || entries[0].Reason != "QA ticket 12" {

@@ -84,7 +84,8 @@ type generator struct {
 	near    []uint8 // per cell: lanes among the 8 neighbours
 	zone    []int16 // per cell: build zone index + 1
 	stack   []int32
-	counts  []int
+	counts  []int   // cells per build zone
+	touch   []uint8 // lanes per build zone
 	an      analyzer
 }
 
@@ -163,10 +164,16 @@ func (g *generator) layout(size Size, seed uint64, p preset) MapLayout {
 	W, H := p.Width, p.Height
 	g.resize(W * H)
 	lanes := make([]PathLane, p.Lanes)
+	total := 0
+	for i := range lanes {
+		total += len(g.centers[i])
+	}
+	centers := make([]GridPoint, 0, total)
 	for i := range lanes {
 		c := g.centers[i]
-		cl := make([]GridPoint, len(c))
-		copy(cl, c)
+		start := len(centers)
+		centers = append(centers, c...)
+		cl := centers[start:len(centers):len(centers)]
 		lanes[i] = PathLane{
 			ID:         i,
 			Width:      p.LaneWidth,
@@ -205,12 +212,13 @@ func (g *generator) resize(n int) {
 // by several lanes is one path cell, listed once in OverlapCells, and never a
 // build cell. A build cell is a cell of no lane with a lane cell among its 8
 // neighbours; zones are the 4-connected groups of build cells, numbered in
-// row-major order of their first cell.
+// row-major order of their first cell. All point lists share one backing
+// array (each capped at its length, so an append by a caller copies).
 func (g *generator) finish(l *MapLayout) {
 	W, H := l.Width, l.Height
 	n := W * H
 	var laneCount [MaxLanes]int
-	overlaps, builds := 0, 0
+	overlaps := 0
 	for _, m := range g.mask {
 		if m == 0 {
 			continue
@@ -222,73 +230,18 @@ func (g *generator) finish(l *MapLayout) {
 			overlaps++
 		}
 	}
-	// Lanes around each cell, from row-wise then column-wise ORs.
-	for y := range H {
-		row := g.mask[y*W : y*W+W]
-		out := g.near[y*W : y*W+W]
-		for x := range W {
-			m := row[x]
-			if x > 0 {
-				m |= row[x-1]
-			}
-			if x < W-1 {
-				m |= row[x+1]
-			}
-			out[x] = m
-		}
-	}
-	// g.near now holds horizontal neighbourhoods; combine rows in place,
-	// keeping the previous row's horizontal value.
-	var prev, cur [MaxDimension]uint8
-	copy(prev[:W], g.near[:W])
-	for y := range H {
-		copy(cur[:W], g.near[y*W:y*W+W])
-		for x := range W {
-			m := cur[x]
-			if y > 0 {
-				m |= prev[x]
-			}
-			if y < H-1 {
-				m |= g.near[(y+1)*W+x]
-			}
-			g.near[y*W+x] = m
-		}
-		prev, cur = cur, prev
-	}
-	for i := range n {
-		if g.mask[i] == 0 && g.near[i] != 0 {
-			builds++
-		}
-	}
-	for i := range l.Lanes {
-		l.Lanes[i].Cells = make([]GridPoint, 0, laneCount[i])
-	}
-	l.OverlapCells = make([]GridPoint, 0, overlaps)
-	for i, m := range g.mask {
-		if m == 0 {
-			continue
-		}
-		p := GridPoint{i % W, i / W}
-		for b := m; b != 0; b &= b - 1 {
-			ln := &l.Lanes[bits.TrailingZeros8(b)]
-			ln.Cells = append(ln.Cells, p)
-		}
-		if m&(m-1) != 0 {
-			l.OverlapCells = append(l.OverlapCells, p)
-		}
-	}
+	g.dilate(W, H)
 
-	// Label build zones with a flood fill, then list their cells in a second
-	// row-major pass so each list comes out sorted.
-	zones := 0
+	// Label build zones with a flood fill; their cells are listed below in
+	// one row-major pass, so every list comes out sorted.
 	g.counts = g.counts[:0]
-	var touch []uint8
+	g.touch = g.touch[:0]
+	builds, laneIDs := 0, 0
 	for i := range n {
-		if g.mask[i] != 0 || g.near[i] == 0 || g.zone[i] != 0 {
+		if !g.isFreeBuild(i) {
 			continue
 		}
-		zones++
-		z := int16(zones)
+		z := int16(len(g.counts) + 1)
 		count := 0
 		var t uint8
 		s := append(g.stack[:0], int32(i))
@@ -318,24 +271,89 @@ func (g *generator) finish(l *MapLayout) {
 		}
 		g.stack = s
 		g.counts = append(g.counts, count)
-		touch = append(touch, t)
+		g.touch = append(g.touch, t)
+		builds += count
+		laneIDs += bits.OnesCount8(t)
 	}
-	l.BuildZones = make([]BuildZone, zones)
+
+	total := overlaps + builds
+	for _, c := range laneCount {
+		total += c
+	}
+	pts := make([]GridPoint, 0, total)
+	take := func(k int) []GridPoint {
+		s := pts[len(pts) : len(pts) : len(pts)+k]
+		pts = pts[:len(pts)+k]
+		return s
+	}
+	for i := range l.Lanes {
+		l.Lanes[i].Cells = take(laneCount[i])
+	}
+	l.OverlapCells = take(overlaps)
+	ids := make([]int, 0, laneIDs)
+	l.BuildZones = make([]BuildZone, len(g.counts))
 	for z := range l.BuildZones {
-		l.BuildZones[z] = BuildZone{ID: z, LaneIDs: laneList8(touch[z]), Cells: make([]GridPoint, 0, g.counts[z])}
+		start := len(ids)
+		for b := g.touch[z]; b != 0; b &= b - 1 {
+			ids = append(ids, bits.TrailingZeros8(b))
+		}
+		l.BuildZones[z] = BuildZone{ID: z, LaneIDs: ids[start:len(ids):len(ids)], Cells: take(g.counts[z])}
 	}
 	for i := range n {
-		if z := g.zone[i]; z != 0 {
-			bz := &l.BuildZones[z-1]
-			bz.Cells = append(bz.Cells, GridPoint{i % W, i / W})
+		m := g.mask[i]
+		if m == 0 {
+			if z := g.zone[i]; z != 0 {
+				bz := &l.BuildZones[z-1]
+				bz.Cells = append(bz.Cells, GridPoint{i % W, i / W})
+			}
+			continue
 		}
+		p := GridPoint{i % W, i / W}
+		for b := m; b != 0; b &= b - 1 {
+			ln := &l.Lanes[bits.TrailingZeros8(b)]
+			ln.Cells = append(ln.Cells, p)
+		}
+		if m&(m-1) != 0 {
+			l.OverlapCells = append(l.OverlapCells, p)
+		}
+	}
+}
+
+// dilate fills g.near with the lanes of each cell's 3×3 block.
+func (g *generator) dilate(W, H int) {
+	for y := range H {
+		row := g.mask[y*W : y*W+W]
+		out := g.near[y*W : y*W+W]
+		for x := range W {
+			m := row[x]
+			if x > 0 {
+				m |= row[x-1]
+			}
+			if x < W-1 {
+				m |= row[x+1]
+			}
+			out[x] = m
+		}
+	}
+	// g.near holds horizontal neighbourhoods; combine rows in place,
+	// keeping the previous row's horizontal value.
+	var prev, cur [MaxDimension]uint8
+	for y := range H {
+		copy(cur[:W], g.near[y*W:y*W+W])
+		for x := range W {
+			m := cur[x]
+			if y > 0 {
+				m |= prev[x]
+			}
+			if y < H-1 {
+				m |= g.near[(y+1)*W+x]
+			}
+			g.near[y*W+x] = m
+		}
+		prev, cur = cur, prev
 	}
 }
 
 func (g *generator) isFreeBuild(i int) bool {
 	return g.zone[i] == 0 && g.mask[i] == 0 && g.near[i] != 0
-}
-
-func laneList8(m uint8) []int {
-	return laneList(uint16(m))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -26,6 +27,8 @@ type Deps struct {
 	Auth *auth.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
+	// Matchmaking serves GET /api/matchmaking/queues.
+	Matchmaking *matchmaking.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
 	// LiveOps serves the live-ops configuration; Console the admin

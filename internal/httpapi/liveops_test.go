@@ -313,3 +313,40 @@ func TestTestingToolsRoute(t *testing.T) {
 		}
 	})
 }
+
+// TestQueuesFollowLiveOpsSeeds changes a seed through a second live-ops
+// service over the same database (another process) and expects the
+// running server's queues route to serve the new map, with a new ETag.
+func TestQueuesFollowLiveOpsSeeds(t *testing.T) {
+	srv, _ := liveOpsServer(t)
+	c := srv.Client(t)
+	seeds := func() (short, long uint64, etag string) {
+		res := c.Do("GET", "/api/matchmaking/queues", nil)
+		var q struct {
+			Maps struct {
+				Short, Long struct {
+					Layout struct {
+						Seed uint64 `json:"seed,string"`
+					}
+				}
+			}
+		}
+		res.Decode(t, &q)
+		if res.Status != 200 {
+			t.Fatalf("queues: %d %s", res.Status, res.Body)
+		}
+		return q.Maps.Short.Layout.Seed, q.Maps.Long.Layout.Seed, res.Header.Get("ETag")
+	}
+	short, long, etag := seeds()
+	if short != 101 || long != 202 {
+		t.Fatalf("queues play %d/%d, want the published 101/202", short, long)
+	}
+	other := liveops.NewService(srv.App.DB.LiveOps(), time.Now, liveops.Options{})
+	if _, err := other.SetSeed(context.Background(), "os:elsewhere", "short", 55, "from another process"); err != nil {
+		t.Fatal(err)
+	}
+	short2, long2, etag2 := seeds()
+	if short2 != 55 || long2 != 202 || etag2 == etag {
+		t.Fatalf("after the change the queues play %d/%d with etag %s (was %s)", short2, long2, etag2, etag)
+	}
+}

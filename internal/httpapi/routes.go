@@ -15,6 +15,8 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
 	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
+	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
+
 	mux.Handle("GET /api/schemas", handleSchemaIndex(schemas))
 	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log, schemas))
 

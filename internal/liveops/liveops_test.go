@@ -109,6 +109,11 @@ func TestNothingPublished(t *testing.T) {
 	if _, err := f.svc.SetSeed(ctx, "os:alice", "short", 5, ""); platform.ErrorCode(err) != liveops.CodeNotPublished {
 		t.Fatalf("set seed: %v", err)
 	}
+	// Until something is published the queues play the configured seeds.
+	defaults := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{DefaultShortSeed: 1, DefaultLongSeed: 1 << 63})
+	if short, long, err := defaults.MapSeeds(ctx); err != nil || short != 1 || long != 1<<63 {
+		t.Fatalf("unpublished seeds %d %d %v", short, long, err)
+	}
 	ev, err := f.svc.Evaluate(ctx, liveops.Subject{PlayerID: "p1"})
 	if err != nil || ev.Version != 0 || ev.Flags == nil || ev.Events == nil || ev.Messages == nil {
 		t.Fatalf("players must get an empty evaluation, got %+v %v", ev, err)
@@ -264,8 +269,8 @@ func TestSetSeed(t *testing.T) {
 		t.Fatalf("change = %+v", ch)
 	}
 	// Another process sees the new seed on its next read.
-	if got, err := f.another("development").MapSeed(ctx, gamemap.Short); err != nil || got != 424242 {
-		t.Fatalf("MapSeed(short) = %d, %v; want 424242", got, err)
+	if short, long, err := f.another("development").MapSeeds(ctx); err != nil || short != 424242 || long != 777 {
+		t.Fatalf("MapSeeds = %d, %d, %v; want 424242 and the running event's 777", short, long, err)
 	}
 	after, _ := f.svc.Snapshot(ctx)
 	if after.Version != 2 || after.ETag == before.ETag || after.PublishedBy != "os:alice" || !after.PublishedAt.Equal(f.clock.now()) ||
@@ -288,11 +293,11 @@ func TestSetSeed(t *testing.T) {
 	if err != nil || ch.OverriddenBy != "launch-week" || ch.Version != 3 {
 		t.Fatalf("long change %+v %v", ch, err)
 	}
-	if got, _ := f.svc.MapSeed(ctx, gamemap.Long); got != 777 {
+	if _, got, _ := f.svc.MapSeeds(ctx); got != 777 {
 		t.Fatalf("long seed during the event = %d, want the event's 777", got)
 	}
 	f.clock.set(testConfig().Events[0].EndAt)
-	if got, _ := f.svc.MapSeed(ctx, gamemap.Long); got != 5 {
+	if _, got, _ := f.svc.MapSeeds(ctx); got != 5 {
 		t.Fatalf("long seed after the event = %d, want 5", got)
 	}
 

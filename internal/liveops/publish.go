@@ -172,20 +172,19 @@ func effectiveSeed(c *Config, size gamemap.Size, now time.Time) (int64, string) 
 	return pick(c.MapSeedsAt(now)), by
 }
 
-// MapSeed returns the seed the queues use for size now: the configured
-// seed, or the one a running event sets. It reads the newest version on
-// every call, so a change published by another process is seen at once.
-func (s *Service) MapSeed(ctx context.Context, size gamemap.Size) (uint64, error) {
-	if !size.Valid() {
-		return 0, platform.Invalid("size", `must be "short" or "long"`)
-	}
+// MapSeeds implements matchmaking.SeedSource: the seeds the queues play
+// now, the configured ones or those a running event sets (MapSeedsAt).
+// Before any version is published they are Options.DefaultShortSeed and
+// DefaultLongSeed. It asks the database for the newest version on every
+// call, so a change published by another process is played at once.
+func (s *Service) MapSeeds(ctx context.Context) (short, long uint64, err error) {
 	head, cfg, err := s.Current(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if head == nil {
-		return 0, ErrNotPublished
+		return s.opts.DefaultShortSeed, s.opts.DefaultLongSeed, nil
 	}
-	seed, _ := effectiveSeed(cfg, size, s.now().UTC())
-	return uint64(seed), nil
+	m := cfg.MapSeedsAt(s.now().UTC())
+	return uint64(m.Short), uint64(m.Long), nil
 }

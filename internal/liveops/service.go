@@ -75,6 +75,9 @@ type Options struct {
 	Environment string
 	// Catalog, when set, supplies the catalog version operators see.
 	Catalog CatalogVersioner
+	// DefaultShortSeed and DefaultLongSeed are the map seeds the queues
+	// play before any live-ops version is published.
+	DefaultShortSeed, DefaultLongSeed uint64
 }
 
 // Service serves and changes the live-ops configuration. Versions are
