@@ -105,10 +105,21 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Metrics = prometheus.NewRegistry()
+	a.Metrics.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
-	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -116,11 +127,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		AdminCookiePrefix:  cfg.AdminCookiePrefix,
 		SecureCookies:      cfg.SecureCookies(),
 		TrustedOrigins:     cfg.TrustedOrigins,
+		BaseURL:            cfg.BaseURL,
+		TokenTTL:           cfg.TokenTTL,
+		Limits: auth.Limits{
+			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
+			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
+		},
+		AnonymousMailFloor: anonymousMailFloor,
 	}, a.Now)
-	if err := a.buildMail(); err != nil {
-		db.Close()
-		return nil, err
-	}
 	a.buildPlayer()
 	a.Matchmaking = matchmaking.New(a.LiveOps)
 	if err := a.buildLiveOps(); err != nil {
@@ -133,14 +147,19 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
-	a.Metrics = prometheus.NewRegistry()
-	a.Metrics.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
-	)
-	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
 	return a, nil
+}
+
+// anonymousMailFloor is how long an anonymous request for a verification
+// or password-reset mail takes at least, so that a quick answer does not
+// reveal that no account has the address.
+const anonymousMailFloor = 300 * time.Millisecond
+
+// mailer lets services compose a message and wake the worker after
+// enqueueing it.
+type mailer struct {
+	*mail.Composer
+	*mail.Worker
 }
 
 // buildPlayer wires the player meta state: live-ops, the player service,
@@ -309,6 +328,7 @@ func (a *App) Run(ctx context.Context) error {
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
 	workers.Go(func() { a.closeIdleLobbies(ctx) })
+	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
@@ -334,6 +354,11 @@ func (a *App) closeIdleLobbies(ctx context.Context) {
 	}
 }
 
+// MetricsHandler serves the registry in the Prometheus text format.
+func (a *App) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+}
+
 // sessionPruneInterval is how often expired sessions are deleted. Expired
 // sessions are refused on sight anyway; pruning only keeps the table small.
 const sessionPruneInterval = time.Hour
@@ -355,9 +380,23 @@ func (a *App) pruneSessions(ctx context.Context) {
 	}
 }
 
-// MetricsHandler serves the registry in the Prometheus text format.
-func (a *App) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
+// changes lose their new password hash, and old changes go.
+func (a *App) pruneProfileChanges(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune profile changes", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned old profile changes", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.

@@ -84,11 +84,13 @@ func newRootCmd(e *env) *cobra.Command {
 		newServeCmd(e),
 		newMigrateCmd(e),
 		newVersionCmd(e),
+		newSeedCmd(e),
 		newTokenCmd(e),
 		newMailCmd(e),
-		newLiveOpsCmd(e),
 		newAdminCmd(e),
-		newSeedCmd(e),
+		newSessionsCmd(e),
+		newAuditCmd(e),
+		newLiveOpsCmd(e),
 		newMapCmd(e),
 	)
 	return root

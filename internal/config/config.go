@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Environments.
@@ -58,6 +60,14 @@ type Config struct {
 	SessionTTL          time.Duration
 	SessionRefreshAfter time.Duration
 
+	// Rate limits of sign-in and sign-up (Login) and of the routes that
+	// send mail (Mail), per client IP and per account. They are kept in
+	// memory, so each process enforces its own.
+	RateLimitLoginIP      ratelimit.Rule
+	RateLimitLoginAccount ratelimit.Rule
+	RateLimitMailIP       ratelimit.Rule
+	RateLimitMailAccount  ratelimit.Rule
+
 	// Password hashing (argon2id). Defaults sit at OWASP's minimum.
 	Argon2MemoryKiB   uint32
 	Argon2Iterations  uint32
@@ -79,6 +89,7 @@ type Config struct {
 	FriendLimit int
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
+
 	// ProfileRateLimit caps profile change requests per user, and
 	// confirmation mails per recipient address, per hour (0 turns the
 	// limits off).

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -37,6 +39,14 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
+	// Authentication: better-auth's wire protocol, one mount per realm, and
+	// the legacy mount /api/auth for players. Blocked account mutation
+	// paths (update-user, change-password, change-email) never reach the
+	// mux: guardAuthPaths answers them first, for every method and variant.
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
+	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
+
 	// Profile changes, each confirmed by email (package profile).
 	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
 	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
@@ -46,4 +56,26 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("GET /api/admin/bootstrap", requirePermission(d, role.ConsoleRead, handleAdminBootstrap(d)))
 	mux.Handle("GET /api/liveops/admin-bootstrap", requirePermission(d, role.LiveOpsRead, handleLiveOpsAdminBootstrap(d)))
 	mux.Handle("GET /api/testing/legacy-tools", handleTestingTools(d))
+}
+
+// addAuthRoutes lists the routes of one authentication mount. Only the
+// player realm has sign-up: administrators are created by
+// `platformctl admin create`.
+func addAuthRoutes(mux *http.ServeMux, d Deps, mount string, realm account.Realm) {
+	if realm == account.RealmPlayer {
+		mux.Handle("POST "+mount+"/sign-up/email", handleSignUp(d, realm))
+	}
+	mux.Handle("POST "+mount+"/sign-in/email", handleSignIn(d, realm))
+	mux.Handle("POST "+mount+"/sign-out", checkOrigin(d, handleSignOut(d, realm)))
+	mux.Handle("GET "+mount+"/get-session", handleGetSession(d, realm))
+	mux.Handle("GET "+mount+"/list-sessions", requireSession(d, realm, handleListSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-session", requireSession(d, realm, handleRevokeSession(d)))
+	mux.Handle("POST "+mount+"/revoke-sessions", requireSession(d, realm, handleRevokeSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-other-sessions", requireSession(d, realm, handleRevokeOtherSessions(d)))
+	mux.Handle("GET "+mount+"/ok", handleAuthOK())
+	mux.Handle("POST "+mount+"/send-verification-email", checkOrigin(d, handleSendVerificationEmail(d, realm)))
+	mux.Handle("GET "+mount+"/verify-email", handleVerifyEmail(d, realm))
+	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))
+	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
+	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
 }

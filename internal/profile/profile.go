@@ -12,6 +12,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -185,10 +186,15 @@ type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Token returns a token and its change, or nil, nil, nil.
 	Token(ctx context.Context, hash string) (*Token, *Change, error)
-	// HitRateLimit records one event under key unless limit events already
-	// happened within window before now; then it records nothing and
-	// returns how long until the oldest of them leaves the window.
-	HitRateLimit(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (time.Duration, error)
+	// HitRateLimit records one event under each key, unless some key
+	// already had limit events within window before now; then it records
+	// nothing and returns how long until that key has room again.
+	HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error)
+	// Prune drops the new password hash of pending changes untouched since
+	// staleBefore (their tokens have all expired), deletes changes (with
+	// their tokens) untouched since deleteBefore and rate-limit events from
+	// before eventsBefore. It returns how many changes it deleted.
+	Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error)
 }
 
 // Accounts is what the service needs from the account package.
@@ -226,7 +232,7 @@ type Service struct {
 	audit    *audit.Log
 	tokenKey []byte
 	ttl      time.Duration
-	limit    int
+	limitN   int
 	window   time.Duration
 	now      func() time.Time
 }
@@ -255,7 +261,7 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 		audit:    auditLog,
 		tokenKey: tokenKey(opts.Secret),
 		ttl:      opts.TokenTTL,
-		limit:    opts.RateLimit,
+		limitN:   opts.RateLimit,
 		window:   opts.RateWindow,
 		now:      now,
 	}, nil
@@ -264,3 +270,19 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 // clock returns the time in UTC at millisecond precision, which both
 // databases store exactly.
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// Retention is how long finished and abandoned changes, and their tokens,
+// stay around for `token inspect`.
+const Retention = 30 * 24 * time.Hour
+
+// Prune keeps the tables small and drops secrets nobody can use any more:
+// the new password hash of a change whose tokens have all expired, and
+// every change older than Retention. serve runs it hourly.
+func (s *Service) Prune(ctx context.Context) (int, error) {
+	now := s.clock()
+	n, err := s.store.Prune(ctx, now.Add(-s.ttl), now.Add(-Retention), now.Add(-s.window))
+	if err != nil {
+		return 0, fmt.Errorf("prune profile changes: %w", err)
+	}
+	return n, nil
+}

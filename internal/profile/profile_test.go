@@ -69,7 +69,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e := &env{db: storetest.Open(t), clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}}
 	now := e.clock.Now
 	e.accounts = account.NewService(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}), now)
-	e.auth = auth.NewService(e.db.Sessions(), e.accounts, auth.Options{
+	e.auth = auth.NewService(e.db.Sessions(), e.accounts, nil, auth.Options{
 		Secret: secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin", TrustedOrigins: []string{site},
 	}, now)
@@ -676,4 +676,38 @@ func TestNothingHalfWritten(t *testing.T) {
 			t.Errorf("%s has %d rows after a refused request", table, n)
 		}
 	}
+}
+
+// Pruning drops the new password hash once the change can no longer be
+// confirmed, and whole changes after the retention period.
+func TestPrune(t *testing.T) {
+	e := newEnv(t)
+	p := e.player(t)
+	if err := e.profiles.RequestPasswordChange(ctx, p.User, profile.PasswordChangeInput{CurrentPassword: password, NewPassword: "never confirmed", CallbackURL: callback}); err != nil {
+		t.Fatal(err)
+	}
+	token := e.mailTo(t, p.User.Email).Token()
+	hashes := func() int {
+		var n int
+		if err := e.db.Bun().NewRaw("SELECT count(*) FROM profile_changes WHERE new_password_hash IS NOT NULL").Scan(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n, err := e.profiles.Prune(ctx); err != nil || n != 0 || hashes() != 1 {
+		t.Fatalf("prune of a live change: %d, %v, %d hashes", n, err, hashes())
+	}
+	e.clock.Advance(time.Hour)
+	if n, err := e.profiles.Prune(ctx); err != nil || n != 0 || hashes() != 0 {
+		t.Fatalf("prune of an expired change: %d deleted, %v, %d hashes left", n, err, hashes())
+	}
+	if info, err := e.profiles.Inspect(ctx, "os:support", token); err != nil || info.Status != profile.TokenExpired {
+		t.Fatalf("inspect after the first prune: %+v, %v", info, err)
+	}
+	e.clock.Advance(profile.Retention)
+	if n, err := e.profiles.Prune(ctx); err != nil || n != 1 {
+		t.Fatalf("prune after retention: %d, %v", n, err)
+	}
+	_, err := e.profiles.Inspect(ctx, "os:support", token)
+	wantCode(t, err, platform.CodeNotFound)
 }

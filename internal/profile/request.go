@@ -59,10 +59,7 @@ func (s *Service) RequestProfileChange(ctx context.Context, u *account.User, in 
 	if err != nil {
 		return err
 	}
-	if err := s.limitUser(ctx, u.ID); err != nil {
-		return err
-	}
-	if err := s.limitRecipient(ctx, u.Email); err != nil {
+	if err := s.limit(ctx, userKey(u.ID), recipientKey(u.Email)); err != nil {
 		return err
 	}
 	_, err = s.start(ctx, startParams{
@@ -99,15 +96,9 @@ func (s *Service) RequestEmailChange(ctx context.Context, u *account.User, in Em
 	if err != nil {
 		return err
 	}
-	if err := s.limitUser(ctx, u.ID); err != nil {
-		return err
-	}
 	// Both addresses will get mail if the change goes ahead; neither may
 	// be flooded by repeated requests.
-	if err := s.limitRecipient(ctx, u.Email); err != nil {
-		return err
-	}
-	if err := s.limitRecipient(ctx, newEmail); err != nil {
+	if err := s.limit(ctx, userKey(u.ID), recipientKey(u.Email), recipientKey(newEmail)); err != nil {
 		return err
 	}
 	_, err = s.start(ctx, startParams{
@@ -142,7 +133,8 @@ func (s *Service) RequestPasswordChange(ctx context.Context, u *account.User, in
 	if err != nil {
 		return err
 	}
-	if err := s.limitUser(ctx, u.ID); err != nil {
+	// Counted before the password is checked, so wrong guesses count too.
+	if err := s.limit(ctx, userKey(u.ID)); err != nil {
 		return err
 	}
 	if err := s.accounts.VerifyPassword(ctx, u, in.CurrentPassword); err != nil {
@@ -155,7 +147,7 @@ func (s *Service) RequestPasswordChange(ctx context.Context, u *account.User, in
 	if err != nil {
 		return err
 	}
-	if err := s.limitRecipient(ctx, u.Email); err != nil {
+	if err := s.limit(ctx, recipientKey(u.Email)); err != nil {
 		return err
 	}
 	_, err = s.start(ctx, startParams{
@@ -227,23 +219,23 @@ func emailFree(email string) func(context.Context, Tx, *account.User) error {
 	}
 }
 
-// limitUser counts one request-* call of the user.
-func (s *Service) limitUser(ctx context.Context, userID uuid.UUID) error {
-	return s.hit(ctx, "user:"+userID.String())
-}
+// userKey counts request-* calls of a user.
+func userKey(id uuid.UUID) string { return "user:" + id.String() }
 
-// limitRecipient counts one confirmation mail to addr. The address is
+// recipientKey counts confirmation mails to an address. The address is
 // hashed so the rate table holds no addresses.
-func (s *Service) limitRecipient(ctx context.Context, addr string) error {
+func recipientKey(addr string) string {
 	sum := sha256.Sum256([]byte(account.NormalizeEmail(addr)))
-	return s.hit(ctx, "rcpt:"+hex.EncodeToString(sum[:16]))
+	return "rcpt:" + hex.EncodeToString(sum[:16])
 }
 
-func (s *Service) hit(ctx context.Context, key string) error {
-	if s.limit <= 0 {
+// limit counts one event under each key, or refuses with RATE_LIMITED and
+// the wait when any key is at its hourly limit (then nothing is counted).
+func (s *Service) limit(ctx context.Context, keys ...string) error {
+	if s.limitN <= 0 {
 		return nil
 	}
-	wait, err := s.store.HitRateLimit(ctx, key, s.limit, s.window, s.clock())
+	wait, err := s.store.HitRateLimit(ctx, keys, s.limitN, s.window, s.clock())
 	if err != nil {
 		return fmt.Errorf("rate limit: %w", err)
 	}

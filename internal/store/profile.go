@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -133,38 +134,77 @@ func tokenByHash(ctx context.Context, idb bun.IDB, hash string) (*profile.Token,
 }
 
 // HitRateLimit implements profile.Store as a sliding window in the
-// database, so that every serve process shares one count. On PostgreSQL
-// a transaction-scoped advisory lock on the key serialises concurrent hits
-// of one key; SQLite's immediate transactions serialise everything.
-func (s *ProfileStore) HitRateLimit(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
+// database, so that every serve process shares one count (Prune deletes
+// events that left the window). On PostgreSQL
+// transaction-scoped advisory locks on the keys serialise concurrent hits
+// of a key; SQLite's immediate transactions serialise everything.
+func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
 	now = now.UTC()
 	since := now.Add(-window)
+	keys = slices.Sorted(slices.Values(keys)) // one lock order for every caller
 	var wait time.Duration
 	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if s.db.dialect == Postgres {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+		for _, key := range keys {
+			if s.db.dialect == Postgres {
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+					return err
+				}
+			}
+			n, err := tx.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
+			if err != nil {
 				return err
 			}
+			if n < int64(limit) {
+				continue
+			}
+			// A slot frees up when the event that put the key at its limit
+			// leaves the window.
+			var oldest rateEventRow
+			if err := tx.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
+				Order("at").Offset(n - int64(limit)).Limit(1).Scan(ctx); err != nil {
+				return err
+			}
+			wait = max(wait, oldest.At.UTC().Add(window).Sub(now), time.Second)
 		}
-		if _, err := tx.NewDelete().Model((*rateEventRow)(nil)).Where("key = ? AND at <= ?", key, since).Exec(ctx); err != nil {
-			return err
-		}
-		var events []rateEventRow
-		if err := tx.NewSelect().Model(&events).Where("key = ? AND at > ?", key, since).
-			Order("at").Limit(int64(limit)).Scan(ctx); err != nil {
-			return err
-		}
-		if len(events) >= limit {
-			wait = max(events[0].At.UTC().Add(window).Sub(now), time.Second)
+		if wait > 0 {
 			return nil
 		}
-		_, err := tx.NewInsert().Model(&rateEventRow{Key: key, At: now}).Exec(ctx)
+		rows := make([]rateEventRow, len(keys))
+		for i, key := range keys {
+			rows[i] = rateEventRow{Key: key, At: now}
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 		return err
 	})
 	if err != nil {
 		return 0, mapError(fmt.Errorf("rate limit: %w", err))
 	}
 	return wait, nil
+}
+
+// Prune implements profile.Store.
+func (s *ProfileStore) Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error) {
+	var deleted int64
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
+			Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, staleBefore.UTC()).
+			Exec(ctx); err != nil {
+			return err
+		}
+		res, err := tx.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", deleteBefore.UTC()).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if deleted, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", eventsBefore.UTC()).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("prune profile changes: %w", err))
+	}
+	return int(deleted), nil
 }
 
 // profileTx implements profile.Tx over one bun transaction.
