@@ -169,6 +169,7 @@ func (a *App) buildPlayer() {
 	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
 		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
 		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
+		SeedRefresh: a.Config.LiveOpsRefresh,
 	})
 	limits := player.DefaultLimits
 	limits.MaxFriends = a.Config.FriendLimit

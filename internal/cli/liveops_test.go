@@ -1,18 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
-	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/audit"
-	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/seed"
@@ -27,7 +25,9 @@ type opsEnv struct {
 
 func newOpsEnv(t *testing.T) *opsEnv {
 	t.Helper()
-	srv := apitest.New(t)
+	// The server looks for versions other processes published on every
+	// request, so the CLI's changes show at once.
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_LIVEOPS_REFRESH", "0s"))
 	// PostgreSQL test databases are not seeded by serve; publish the
 	// fixtures the way `seed fixtures` does (a no-op on SQLite).
 	set, ps := seed.Load(fixtures.FS())
@@ -202,29 +202,40 @@ func TestAdminSetRole(t *testing.T) {
 	}
 }
 
-// TestAdminCreateRoleIsValidated checks the account rule behind
-// `admin create --role`: roles come from the permission table.
-func TestAdminCreateRoleIsValidated(t *testing.T) {
+// TestAdminCreateRole checks `admin create --role` against the permission
+// table: a known role is stored (case folded), an unknown one is a usage
+// error naming the roles, and no role gives the default.
+func TestAdminCreateRole(t *testing.T) {
 	ctx := context.Background()
-	env := testEnv(t)
-	cfg, err := config.Load(func(k string) string { return env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
+	o := newOpsEnv(t)
+	create := func(email, roleFlag string) result {
+		var out, errOut bytes.Buffer
+		args := []string{"admin", "create", "--email", email, "--name", "R"}
+		if roleFlag != "" {
+			args = append(args, "--role", roleFlag)
+		}
+		code := Run(ctx, platform.Build{}, args, func(k string) string { return o.env[k] },
+			strings.NewReader("correct horse battery\n"), &out, &errOut)
+		return result{code, out.String(), errOut.String()}
 	}
-	cfg.Migrate = true
-	a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), platform.Build{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	for _, tc := range []struct{ in, want, code string }{
-		{"", "admin", ""},
-		{"LiveOps", "liveops", ""},
-		{"superuser", "", platform.CodeValidation},
+	for _, tc := range []struct {
+		email, flag, want string
+		code              int
+	}{
+		{"r1@example.com", "LiveOps", "liveops", 0},
+		{"r2@example.com", "", "admin", 0},
+		{"r3@example.com", "superuser", "", ExitUsage},
 	} {
-		u, err := a.Accounts.Create(ctx, account.RealmAdmin, account.NewUser{Email: "r" + tc.want + tc.code + "@example.com", Name: "R", Password: "correct horse battery", Role: tc.in})
-		if platform.ErrorCode(err) != tc.code || (err == nil && u.Role != tc.want) {
-			t.Errorf("role %q: %v %v", tc.in, u, err)
+		r := create(tc.email, tc.flag)
+		if r.code != tc.code {
+			t.Fatalf("--role %q: exit %d, stderr %q", tc.flag, r.code, r.stderr)
+		}
+		u, err := o.srv.App.Accounts.ByEmail(ctx, account.RealmAdmin, tc.email)
+		switch {
+		case tc.code != 0 && (err == nil || !strings.Contains(r.stderr, "liveops, support, viewer")):
+			t.Fatalf("--role %q: created %v, stderr %q", tc.flag, u, r.stderr)
+		case tc.code == 0 && (err != nil || u.Role != tc.want):
+			t.Fatalf("--role %q: role %v, %v; want %s", tc.flag, u, err, tc.want)
 		}
 	}
 }

@@ -317,8 +317,11 @@ func TestTestingToolsRoute(t *testing.T) {
 // TestQueuesFollowLiveOpsSeeds changes a seed through a second live-ops
 // service over the same database (another process) and expects the
 // running server's queues route to serve the new map, with a new ETag.
+// The server checks for new versions on every request here
+// (PLATFORM_LIVEOPS_REFRESH=0); the default refresh window is tested
+// with an injected clock in the liveops package.
 func TestQueuesFollowLiveOpsSeeds(t *testing.T) {
-	srv, _ := liveOpsServer(t)
+	srv, _ := liveOpsServer(t, apitest.WithEnv("PLATFORM_LIVEOPS_REFRESH", "0s"))
 	c := srv.Client(t)
 	seeds := func() (short, long uint64, etag string) {
 		res := c.Do("GET", "/api/matchmaking/queues", nil)

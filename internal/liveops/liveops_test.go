@@ -73,7 +73,11 @@ type fixture struct {
 }
 
 // published returns a database with testConfig published as version 1.
-func published(t *testing.T, env string) *fixture {
+func published(t *testing.T, env string) *fixture { return publishedEnv(t, env) }
+
+func publishedTB(tb testing.TB) *fixture { return publishedEnv(tb, "development") }
+
+func publishedEnv(t testing.TB, env string) *fixture {
 	t.Helper()
 	cfg := testConfig()
 	if ps := cfg.Validate(nil); ps != nil {
@@ -86,7 +90,7 @@ func published(t *testing.T, env string) *fixture {
 	return f
 }
 
-func unpublished(t *testing.T, env string) *fixture {
+func unpublished(t testing.TB, env string) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	c := newClock(t0)
@@ -435,5 +439,44 @@ func TestEnvironmentAudienceIsValidated(t *testing.T) {
 		if !slices.Contains(paths, want) {
 			t.Errorf("no problem at %s; problems %v", want, ps)
 		}
+	}
+}
+
+// TestMapSeedsRefresh: with a refresh window, MapSeeds answers from memory
+// until the window passes, then sees what another process published; what
+// the service itself publishes it sees at once; and an event's seeds start
+// and end on time even from memory.
+func TestMapSeedsRefresh(t *testing.T) {
+	ctx := context.Background()
+	f := published(t, "development")
+	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
+	if short, long, _ := svc.MapSeeds(ctx); short != 11 || long != 777 {
+		t.Fatalf("seeds %d/%d, want 11 and the event's 777", short, long)
+	}
+	if _, err := f.another("development").SetSeed(ctx, "os:elsewhere", "short", 12, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.add(999 * time.Millisecond)
+	if short, _, _ := svc.MapSeeds(ctx); short != 11 {
+		t.Fatalf("short %d inside the refresh window, want the remembered 11", short)
+	}
+	f.clock.add(time.Millisecond)
+	if short, _, _ := svc.MapSeeds(ctx); short != 12 {
+		t.Fatalf("short %d after the refresh window, want 12", short)
+	}
+	if _, err := svc.SetSeed(ctx, "os:here", "short", 13, ""); err != nil {
+		t.Fatal(err)
+	}
+	if short, _, _ := svc.MapSeeds(ctx); short != 13 {
+		t.Fatalf("short %d right after this service published 13", short)
+	}
+	end := testConfig().Events[0].EndAt
+	f.clock.set(end.Add(-500 * time.Millisecond))
+	if _, long, _ := svc.MapSeeds(ctx); long != 777 {
+		t.Fatalf("long %d just before the event ends, want its 777", long)
+	}
+	f.clock.set(end) // within the window of that read: answered from memory
+	if _, long, _ := svc.MapSeeds(ctx); long != 22 {
+		t.Fatalf("long %d when the event ended, want the configured 22", long)
 	}
 }

@@ -80,6 +80,7 @@ func (s *Service) Publish(ctx context.Context, actor string, cfg Config, queues 
 	if err != nil {
 		return nil, fmt.Errorf("publish live-ops configuration: %w", err)
 	}
+	s.published()
 	if published == nil {
 		return unchanged, nil
 	}
@@ -148,6 +149,7 @@ func (s *Service) SetSeed(ctx context.Context, actor, size string, seed int64, r
 	if err != nil {
 		return nil, fmt.Errorf("set map seed: %w", err)
 	}
+	s.published()
 	if eff, by := effectiveSeed(&cfg, sz, s.now()); eff != seed {
 		change.OverriddenBy = by
 	}
@@ -173,12 +175,15 @@ func effectiveSeed(c *Config, size gamemap.Size, now time.Time) (int64, string) 
 }
 
 // MapSeeds implements matchmaking.SeedSource: the seeds the queues play
-// now, the configured ones or those a running event sets (MapSeedsAt).
-// Before any version is published they are Options.DefaultShortSeed and
-// DefaultLongSeed. It asks the database for the newest version on every
-// call, so a change published by another process is played at once.
+// now, the configured ones or those a running event sets (MapSeedsAt,
+// evaluated at every call, so an event starts and ends on time). Before
+// any version is published they are Options.DefaultShortSeed and
+// DefaultLongSeed. The queues route asks on every request, so the newest
+// version number is read from the database at most once per
+// Options.SeedRefresh: a seed published by another process is played
+// within that time, one published through this service at once.
 func (s *Service) MapSeeds(ctx context.Context) (short, long uint64, err error) {
-	head, cfg, err := s.Current(ctx)
+	head, cfg, err := s.current(ctx, s.opts.SeedRefresh)
 	if err != nil {
 		return 0, 0, err
 	}

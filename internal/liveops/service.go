@@ -78,6 +78,10 @@ type Options struct {
 	// DefaultShortSeed and DefaultLongSeed are the map seeds the queues
 	// play before any live-ops version is published.
 	DefaultShortSeed, DefaultLongSeed uint64
+	// SeedRefresh is how long MapSeeds trusts the version it last read
+	// before asking the database for a newer one. Versions this service
+	// publishes are seen at once; other processes' within SeedRefresh.
+	SeedRefresh time.Duration
 }
 
 // Service serves and changes the live-ops configuration. Versions are
@@ -92,6 +96,11 @@ type Service struct {
 	mu     sync.Mutex
 	head   *Head
 	config *Config
+	// checked is when the newest version number was last read; zero when
+	// it must be read again (nothing read yet, or this service published).
+	checked time.Time
+	// none records that the last read found nothing published.
+	none bool
 }
 
 // NewService returns the live-ops service.
@@ -109,15 +118,38 @@ var ErrNotPublished = platform.Errorf(platform.KindNotFound, CodeNotPublished,
 // Current returns the newest configuration and its head; both are nil
 // before anything was published.
 func (s *Service) Current(ctx context.Context) (*Head, *Config, error) {
+	return s.current(ctx, 0)
+}
+
+// current is Current that answers from memory when the newest version
+// number was read less than maxAge ago.
+func (s *Service) current(ctx context.Context, maxAge time.Duration) (*Head, *Config, error) {
+	now := s.now()
+	if maxAge > 0 {
+		s.mu.Lock()
+		if !s.checked.IsZero() && now.Sub(s.checked) < maxAge && now.Sub(s.checked) >= 0 {
+			h, c := s.head, s.config
+			if s.none {
+				h, c = nil, nil
+			}
+			s.mu.Unlock()
+			return h, c, nil
+		}
+		s.mu.Unlock()
+	}
 	head, err := s.store.LiveOpsHead(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("live-ops head: %w", err)
 	}
 	if head == nil {
+		s.mu.Lock()
+		s.none, s.checked = true, now
+		s.mu.Unlock()
 		return nil, nil, nil
 	}
 	s.mu.Lock()
 	if s.head != nil && s.head.Version == head.Version {
+		s.none, s.checked = false, now
 		h, c := s.head, s.config
 		s.mu.Unlock()
 		return h, c, nil
@@ -131,8 +163,17 @@ func (s *Service) Current(ctx context.Context) (*Head, *Config, error) {
 	if s.head == nil || s.head.Version < head.Version {
 		s.head, s.config = head, cfg
 	}
+	s.none, s.checked = false, now
 	s.mu.Unlock()
 	return head, cfg, nil
+}
+
+// published forgets when the newest version was read, so that the next
+// read sees what this service just published.
+func (s *Service) published() {
+	s.mu.Lock()
+	s.checked = time.Time{}
+	s.mu.Unlock()
 }
 
 // Evaluate returns the configuration as the subject sees it now; an empty
