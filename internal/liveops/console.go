@@ -23,9 +23,6 @@ type Caller struct {
 	Role  role.Role
 }
 
-// Actor is how the caller appears in the audit trail.
-func (c Caller) Actor() string { return "admin:" + c.ID.String() }
-
 // AccountCounts are the account and session numbers an operator watches.
 type AccountCounts struct {
 	Players        int64 `json:"players"`
