@@ -165,7 +165,7 @@ type mailer struct {
 // buildPlayer wires the player meta state: live-ops, the player service,
 // the seeder, and the facts /api/meta publishes about them.
 func (a *App) buildPlayer() {
-	a.Queues = queuePresets
+	a.Queues = lobbyQueues()
 	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
 		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
 		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
@@ -181,13 +181,16 @@ func (a *App) buildPlayer() {
 	a.System.AddMeta("lobby", player.LobbyInfo())
 }
 
-// queuePresets are the matchmaking queues as lobbies see them.
-var queuePresets = player.QueueList{
-	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
-	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
-	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+// lobbyQueues shows lobbies the matchmaking queue presets: a lobby's
+// capacity is the largest party its queue admits.
+func lobbyQueues() player.QueueList {
+	presets := matchmaking.Presets()
+	out := make(player.QueueList, len(presets))
+	for i, q := range presets {
+		out[i] = player.Queue{ID: q.ID, Mode: q.Mode, MapSize: string(q.MapSize), PartySize: q.PartySize.Max,
+			Rated: q.Rated, RequiresValidDeck: q.RequiresValidDeck, Enabled: q.Enabled}
+	}
+	return out
 }
 
 // SeedEmptySQLite applies the embedded fixtures to an embedded database
@@ -311,14 +314,14 @@ func (a *App) Handler() (http.Handler, error) {
 		Log:         a.Log,
 		Config:      a.Config,
 		System:      a.System,
-		Auth:        a.Auth,
-		Profile:     a.Profile,
+		Matchmaking: a.Matchmaking,
 		Metrics:     a.httpMetrics,
+		Auth:        a.Auth,
+		Players:     a.Players,
+		Profile:     a.Profile,
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
-		Players:     a.Players,
-		Matchmaking: a.Matchmaking,
 	})
 }
 

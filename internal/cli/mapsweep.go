@@ -142,9 +142,10 @@ func sweep(ctx context.Context, e *env, spec sweepSpec) error {
 	progress := newProgress(e.stderr, total)
 	pending := map[uint64][]mapRow{}
 	next := uint64(0)
+	var writeErr error
 	for res := range results {
 		pending[res.idx] = res.rows
-		for rows, ok := pending[next]; ok; rows, ok = pending[next] {
+		for rows, ok := pending[next]; ok && writeErr == nil; rows, ok = pending[next] {
 			delete(pending, next)
 			for i := range rows {
 				out.add(&rows[i])
@@ -152,14 +153,20 @@ func sweep(ctx context.Context, e *env, spec sweepSpec) error {
 			progress.add(len(rows))
 			next++
 			<-slots
+			if writeErr = out.err(); writeErr != nil {
+				cancel() // stdout is gone (a closed pipe, say): stop analysing
+			}
 		}
 	}
 	progress.done()
+	if writeErr != nil {
+		return withExit(ExitFailure, fmt.Errorf("write results: %w", writeErr))
+	}
 	if err := ctx.Err(); err != nil || next != chunks {
 		if err == nil {
 			err = context.Canceled
 		}
-		return withExit(ExitFailure, fmt.Errorf("analysis stopped after %d chunks: %w", next, err))
+		return withExit(ExitFailure, fmt.Errorf("analysis stopped after %d of %d chunks: %w", next, chunks, err))
 	}
 	return out.finish()
 }
@@ -232,6 +239,12 @@ func newSweepWriter(w io.Writer, spec sweepSpec, grid gamemap.SizeSpec) *sweepWr
 		s.csv = newCSVWriter(s.w, grid.Lanes)
 	}
 	return s
+}
+
+// err returns the first error writing the output, if any.
+func (s *sweepWriter) err() error {
+	_, err := s.w.Write(nil)
+	return err
 }
 
 func (s *sweepWriter) add(r *mapRow) {

@@ -136,6 +136,21 @@ func (p *parser) seed() (uint64, bool) {
 }
 
 func (p *parser) point() (GridPoint, bool) {
+	// Fast path for the compact form {"x":N,"y":M}; anything else (spaces,
+	// say) starts over on the general path.
+	start := p.i
+	if b := p.b[p.i:]; len(b) > 5 && string(b[:5]) == `{"x":` {
+		p.i += 5
+		x, ok := p.int()
+		if ok && len(p.b)-p.i > 5 && string(p.b[p.i:p.i+5]) == `,"y":` {
+			p.i += 5
+			if y, ok := p.int(); ok && p.i < len(p.b) && p.b[p.i] == '}' {
+				p.i++
+				return GridPoint{x, y}, true
+			}
+		}
+		p.i = start
+	}
 	var g GridPoint
 	ok := p.tok("{") && p.key("x")
 	if ok {
@@ -169,14 +184,39 @@ func (p *parser) list(item func() bool) bool {
 	}
 }
 
+// points consumes a list of points without a closure per element.
 func (p *parser) points() ([]GridPoint, bool) {
-	out := []GridPoint{}
-	ok := p.list(func() bool {
+	if !p.tok("[") {
+		return nil, false
+	}
+	out := make([]GridPoint, 0, p.estimate())
+	if p.tok("]") {
+		return out, true
+	}
+	for {
 		g, ok := p.point()
+		if !ok {
+			return nil, false
+		}
 		out = append(out, g)
-		return ok
-	})
-	return out, ok
+		if p.tok("]") {
+			return out, true
+		}
+		if !p.tok(",") {
+			return nil, false
+		}
+	}
+}
+
+// estimate guesses how many points follow from the distance to the next
+// ']' (a point takes at least 13 bytes), to size the slice once.
+func (p *parser) estimate() int {
+	for j := p.i; j < len(p.b); j++ {
+		if p.b[j] == ']' {
+			return (j - p.i) / 13
+		}
+	}
+	return 0
 }
 
 func (p *parser) lane() (PathLane, bool) {

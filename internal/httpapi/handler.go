@@ -23,21 +23,21 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
-	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
-	Auth *auth.Service
-	// Profile runs the email-confirmed profile changes.
-	Profile *profile.Service
 	// Matchmaking serves GET /api/matchmaking/queues.
 	Matchmaking *matchmaking.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
+	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
+	Auth *auth.Service
+	// Players serves the catalog and the player meta state.
+	Players *player.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
 	// LiveOps serves the live-ops configuration; Console the admin
 	// console's bootstrap; Testing the testing metadata.
 	LiveOps *liveops.Service
 	Console *liveops.Console
 	Testing *liveops.Testing
-	// Players serves the catalog and the player meta state.
-	Players *player.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the

@@ -17,8 +17,6 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
 	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
-	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
-
 	mux.Handle("GET /api/schemas", handleSchemaIndex(schemas))
 	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log, schemas))
 
@@ -39,6 +37,7 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
+	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the

@@ -87,20 +87,20 @@ type Options struct {
 // Service serves and changes the live-ops configuration. Versions are
 // immutable, so the parsed newest one is kept until the database names a
 // newer one; every read still asks the database for the newest version
-// number, so a version another process published is seen at once.
+// number (MapSeeds at most once per Options.SeedRefresh), so a version
+// another process published is seen.
 type Service struct {
 	store Store
 	now   func() time.Time
 	opts  Options
 
-	mu     sync.Mutex
-	head   *Head
-	config *Config
-	// checked is when the newest version number was last read; zero when
-	// it must be read again (nothing read yet, or this service published).
+	mu      sync.Mutex
+	version int
+	config  *Config
+	// head is the newest head read, checked when; checked is zero when it
+	// must be read again (nothing read yet, or this service published).
+	head    *Head
 	checked time.Time
-	// none records that the last read found nothing published.
-	none bool
 }
 
 // NewService returns the live-ops service.
@@ -115,57 +115,92 @@ const CodeNotPublished = "LIVEOPS_NOT_PUBLISHED"
 var ErrNotPublished = platform.Errorf(platform.KindNotFound, CodeNotPublished,
 	"no live-ops configuration has been published yet; run `platformctl seed fixtures`")
 
+// configAt returns the configuration of version, parsing it once.
+func (s *Service) configAt(ctx context.Context, version int) (*Config, error) {
+	s.mu.Lock()
+	if s.version == version {
+		cfg := s.config
+		s.mu.Unlock()
+		return cfg, nil
+	}
+	s.mu.Unlock()
+	cfg, err := s.store.LiveOpsConfig(ctx, version)
+	if err != nil {
+		return nil, fmt.Errorf("live-ops config %d: %w", version, err)
+	}
+	s.mu.Lock()
+	if version > s.version {
+		s.version, s.config = version, cfg
+	}
+	s.mu.Unlock()
+	return cfg, nil
+}
+
 // Current returns the newest configuration and its head; both are nil
 // before anything was published.
 func (s *Service) Current(ctx context.Context) (*Head, *Config, error) {
 	return s.current(ctx, 0)
 }
 
-// current is Current that answers from memory when the newest version
-// number was read less than maxAge ago.
+// current is Current that trusts the head it read less than maxAge ago.
 func (s *Service) current(ctx context.Context, maxAge time.Duration) (*Head, *Config, error) {
 	now := s.now()
+	var head *Head
+	fresh := false
 	if maxAge > 0 {
 		s.mu.Lock()
-		if !s.checked.IsZero() && now.Sub(s.checked) < maxAge && now.Sub(s.checked) >= 0 {
-			h, c := s.head, s.config
-			if s.none {
-				h, c = nil, nil
-			}
-			s.mu.Unlock()
-			return h, c, nil
+		if age := now.Sub(s.checked); !s.checked.IsZero() && age >= 0 && age < maxAge {
+			head, fresh = s.head, true
 		}
 		s.mu.Unlock()
 	}
-	head, err := s.store.LiveOpsHead(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("live-ops head: %w", err)
+	if !fresh {
+		var err error
+		if head, err = s.store.LiveOpsHead(ctx); err != nil {
+			return nil, nil, fmt.Errorf("live-ops head: %w", err)
+		}
+		s.mu.Lock()
+		s.head, s.checked = head, now
+		s.mu.Unlock()
 	}
 	if head == nil {
-		s.mu.Lock()
-		s.none, s.checked = true, now
-		s.mu.Unlock()
 		return nil, nil, nil
 	}
-	s.mu.Lock()
-	if s.head != nil && s.head.Version == head.Version {
-		s.none, s.checked = false, now
-		h, c := s.head, s.config
-		s.mu.Unlock()
-		return h, c, nil
-	}
-	s.mu.Unlock()
-	cfg, err := s.store.LiveOpsConfig(ctx, head.Version)
+	cfg, err := s.configAt(ctx, head.Version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("live-ops config %d: %w", head.Version, err)
+		return nil, nil, err
 	}
-	s.mu.Lock()
-	if s.head == nil || s.head.Version < head.Version {
-		s.head, s.config = head, cfg
-	}
-	s.none, s.checked = false, now
-	s.mu.Unlock()
 	return head, cfg, nil
+}
+
+// Evaluate returns the configuration as the subject sees it now; an empty
+// evaluation (version 0) before anything was published.
+func (s *Service) Evaluate(ctx context.Context, sub Subject) (*Evaluation, error) {
+	head, err := s.store.LiveOpsHead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("live-ops head: %w", err)
+	}
+	version := 0
+	if head != nil {
+		version = head.Version
+	}
+	return s.EvaluateVersion(ctx, version, sub)
+}
+
+// EvaluateVersion evaluates a version the caller already knows is the
+// newest, sparing the head query; version 0 means nothing was published.
+// The subject's environment is the service's.
+func (s *Service) EvaluateVersion(ctx context.Context, version int, sub Subject) (*Evaluation, error) {
+	sub.Environment = s.opts.Environment
+	now := s.now().UTC()
+	if version == 0 {
+		return (&Config{}).Evaluate(0, sub, now), nil
+	}
+	cfg, err := s.configAt(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Evaluate(version, sub, now), nil
 }
 
 // published forgets when the newest version was read, so that the next
@@ -174,19 +209,4 @@ func (s *Service) published() {
 	s.mu.Lock()
 	s.checked = time.Time{}
 	s.mu.Unlock()
-}
-
-// Evaluate returns the configuration as the subject sees it now; an empty
-// evaluation (version 0) before anything was published. The subject's
-// environment is the service's.
-func (s *Service) Evaluate(ctx context.Context, sub Subject) (*Evaluation, error) {
-	sub.Environment = s.opts.Environment
-	head, cfg, err := s.Current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if head == nil {
-		return (&Config{}).Evaluate(0, sub, s.now().UTC()), nil
-	}
-	return cfg.Evaluate(head.Version, sub, s.now().UTC()), nil
 }
