@@ -98,6 +98,10 @@ type Config struct {
 	// serve until live operations choose others.
 	MapSeedShort uint64
 	MapSeedLong  uint64
+	// LiveOpsRefresh is how long a server plays the map seeds of the
+	// live-ops version it last read before asking the database whether
+	// another process published a newer one (0: ask on every request).
+	LiveOpsRefresh time.Duration
 }
 
 // Error is a configuration problem: which setting, and what is wrong.
@@ -220,6 +224,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.TokenTTL < time.Minute {
 		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")
+	}
+	if c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute {
+		return settingErr("PLATFORM_LIVEOPS_REFRESH", "must be between 0s and 1m")
 	}
 	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
 		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")

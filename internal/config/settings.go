@@ -110,6 +110,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
 	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
+	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
+		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of
