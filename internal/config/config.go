@@ -47,6 +47,10 @@ type Config struct {
 	Migrate bool
 	// ShutdownTimeout bounds how long serve drains in-flight requests.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds how long one request may wait on the database,
+	// so that a database that stops answering (a partition, a hung server)
+	// turns into 503 SERVICE_UNAVAILABLE instead of requests that hang.
+	RequestTimeout time.Duration
 	// MetricsAddr, when set, serves Prometheus metrics on its own listener.
 	MetricsAddr string
 	// TestingTools enables /api/testing/legacy-tools.
@@ -186,6 +190,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return settingErr("PLATFORM_SHUTDOWN_TIMEOUT", "must be positive")
+	}
+	if c.RequestTimeout < 100*time.Millisecond {
+		return settingErr("PLATFORM_REQUEST_TIMEOUT", "must be at least 100ms")
 	}
 	if c.SessionTTL < time.Hour {
 		return settingErr("PLATFORM_SESSION_TTL", "must be at least 1h")

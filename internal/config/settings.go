@@ -52,6 +52,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseBool(&c.Migrate, v) }},
 	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
 		set: func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }},
+	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Default: "10s", Usage: "longest a request waits on the database before it answers 503",
+		set: func(c *Config, v string) error { return parseDuration(&c.RequestTimeout, v) }},
 	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Usage: "listen address for Prometheus metrics (off when empty)",
 		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
