@@ -118,10 +118,6 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	a.buildPlayer()
-	if err := a.seedEmptySQLite(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 	return a, nil
 }
 
@@ -149,10 +145,11 @@ var queuePresets = player.QueueList{
 	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
 }
 
-// seedEmptySQLite applies the embedded fixtures to an embedded database
-// that has none yet, so a fresh `serve` works out of the box. PostgreSQL
-// deployments seed explicitly with `platformctl seed fixtures`.
-func (a *App) seedEmptySQLite(ctx context.Context) error {
+// SeedEmptySQLite applies the embedded fixtures to an embedded database
+// that has none yet, so a fresh `serve` works out of the box; serve calls
+// it after New, as New applies the embedded database's migrations.
+// PostgreSQL deployments seed explicitly with `platformctl seed fixtures`.
+func (a *App) SeedEmptySQLite(ctx context.Context) error {
 	if a.DB.Dialect() != store.SQLite {
 		return nil
 	}

@@ -84,6 +84,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newServeCmd(e),
 		newMigrateCmd(e),
 		newVersionCmd(e),
+		newSeedCmd(e),
 	)
 	return root
 }

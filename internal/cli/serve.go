@@ -34,6 +34,9 @@ func newServeCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if err := a.SeedEmptySQLite(ctx); err != nil {
+				return err
+			}
 			return serve(ctx, a)
 		},
 	}

@@ -174,7 +174,7 @@ func handleLobbies(log *slog.Logger, players *player.Service) http.Handler {
 				respondErr(w, r, log, platform.Invalid("limit", "must be an integer"))
 				return
 			}
-			q.Limit = n
+			q.Limit = &n
 		}
 		list, err := players.Lobbies(r.Context(), playerID(r), q)
 		if err != nil {

@@ -4,19 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
@@ -111,4 +117,41 @@ func embeddedFixtures(t *testing.T) fstest.MapFS {
 		t.Fatal(err)
 	}
 	return m
+}
+
+var (
+	quickHashOnce sync.Once
+	quickHash     string
+	quickSeq      atomic.Int64
+)
+
+// newPlayer signs up a player with a unique nickname. It shares one
+// password hash between the players of a test run: argon2id at the
+// configured cost is the slow part of a sign-up, and these tests are about
+// what players do, not how they sign in (the auth tests cover that).
+func newPlayer(t *testing.T, srv *apitest.Server) *apitest.Account {
+	t.Helper()
+	ctx := context.Background()
+	quickHashOnce.Do(func() {
+		h, err := srv.App.Accounts.HashPassword(ctx, apitest.DefaultPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		quickHash = h
+	})
+	n := quickSeq.Add(1)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	u := &account.User{ID: uuid.New(), Realm: account.RealmPlayer, Email: fmt.Sprintf("p%d-%s@example.com", n, uuid.NewString()[:8]),
+		Name: fmt.Sprintf("Player %d", n), Nickname: fmt.Sprintf("p%d_%s", n, uuid.NewString()[:6]),
+		PasswordHash: quickHash, CreatedAt: now, UpdatedAt: now}
+	if err := srv.App.DB.Accounts().InsertUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	p, err := srv.App.Auth.OpenSession(ctx, u, true, auth.Client{UserAgent: "player tests"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := srv.Client(t)
+	c.AddSession(p)
+	return &apitest.Account{User: u, Password: apitest.DefaultPassword, Token: p.Token, Client: c}
 }

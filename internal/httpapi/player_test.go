@@ -111,7 +111,7 @@ var legal = []player.CardCount{{NumID: 1, Count: 3}, {NumID: 2, Count: 2}, {NumI
 
 func TestDecks(t *testing.T) {
 	srv := newPlayerServer(t)
-	p := srv.SignUpPlayer(t).Client
+	p := newPlayer(t, srv).Client
 
 	var list player.DeckList
 	res := call(t, p, "GET", "/api/player/decks", nil)
@@ -200,7 +200,7 @@ func TestDecks(t *testing.T) {
 	if def.DefaultDeckID != starter || !def.Deck.IsDefault {
 		t.Fatalf("default: %+v", def)
 	}
-	other := srv.SignUpPlayer(t).Client
+	other := newPlayer(t, srv).Client
 	expect(t, call(t, other, "POST", "/api/player/decks/default", map[string]any{"deckId": starter}), http.StatusNotFound, player.CodeDeckNotFound)
 	expect(t, p.Do("POST", "/api/player/decks/default", map[string]any{"deckId": "not-a-uuid"}), http.StatusBadRequest, "VALIDATION_ERROR")
 	expect(t, p.Do("POST", "/api/player/decks/default", map[string]any{}), http.StatusBadRequest, "VALIDATION_ERROR")
@@ -229,7 +229,7 @@ func TestDecks(t *testing.T) {
 
 func TestDeckLimit(t *testing.T) {
 	srv := newPlayerServer(t)
-	p := srv.SignUpPlayer(t).Client
+	p := newPlayer(t, srv).Client
 	// Starter decks plus distinct legal decks up to the limit: vary the
 	// counts of four commons and top up with two more to a legal size.
 	want := player.DefaultLimits.MaxDecks - 3
@@ -301,7 +301,7 @@ func TestSocialStateMachine(t *testing.T) {
 		// b blocked a: a must see exactly what "none" shows.
 		"none, blocked by the target": func(a, b *apitest.Account) { act(t, b.Client, "block", a.User.Nickname) },
 	}
-	a := srv.SignUpPlayer(t)
+	a := newPlayer(t, srv)
 	for setupName, setup := range setups {
 		from := setupName
 		hiddenBlock := false
@@ -310,7 +310,7 @@ func TestSocialStateMachine(t *testing.T) {
 		}
 		for i, action := range player.SocialActions {
 			t.Run(setupName+"/"+action, func(t *testing.T) {
-				b := srv.SignUpPlayer(t)
+				b := newPlayer(t, srv)
 				setup(a, b)
 				if got := stateOf(t, a.Client, b.User.ID.String()); got != from {
 					t.Fatalf("setup: a sees %s, want %s", got, from)
@@ -381,7 +381,7 @@ func nextState(action, from string) (string, bool) {
 
 func TestSocialHiddenBlockAndErrors(t *testing.T) {
 	srv := newPlayerServer(t)
-	a, b := srv.SignUpPlayer(t), srv.SignUpPlayer(t)
+	a, b := newPlayer(t, srv), newPlayer(t, srv)
 	// b blocks a; a's request looks sent to a, but b never sees it.
 	expect(t, act(t, b.Client, "block", a.User.Nickname), http.StatusOK, "")
 	expect(t, act(t, a.Client, "request", strings.ToUpper(b.User.Nickname)), http.StatusOK, "")
@@ -411,10 +411,10 @@ func TestSocialHiddenBlockAndErrors(t *testing.T) {
 func TestFriendCapUnderConcurrentAccepts(t *testing.T) {
 	const limit, askers = 3, 8
 	srv := newPlayerServer(t, apitest.WithEnv("PLATFORM_FRIEND_LIMIT", fmt.Sprint(limit)))
-	x := srv.SignUpPlayer(t)
+	x := newPlayer(t, srv)
 	var others []*apitest.Account
 	for range askers {
-		o := srv.SignUpPlayer(t)
+		o := newPlayer(t, srv)
 		expect(t, act(t, o.Client, "request", x.User.Nickname), http.StatusOK, "")
 		others = append(others, o)
 	}
@@ -524,7 +524,7 @@ type bootstrapBody struct {
 
 func TestBootstrap(t *testing.T) {
 	srv := newPlayerServer(t)
-	p := srv.SignUpPlayer(t)
+	p := newPlayer(t, srv)
 	var b bootstrapBody
 	res := call(t, p.Client, "GET", "/api/player/bootstrap", nil)
 	expect(t, res, http.StatusOK, "")
@@ -552,7 +552,7 @@ func TestBootstrap(t *testing.T) {
 	}
 
 	// Friends, requests and the current lobby show up.
-	o := srv.SignUpPlayer(t)
+	o := newPlayer(t, srv)
 	act(t, o.Client, "request", p.User.Nickname)
 	created := call(t, p.Client, "POST", "/api/player/lobbies", map[string]any{"queue": "casual-short", "visibility": "private"})
 	expect(t, created, http.StatusCreated, "")
@@ -573,7 +573,7 @@ func TestCatalogNotSeeded(t *testing.T) {
 		t.Skip("the embedded database seeds itself")
 	}
 	expect(t, srv.Client(t).Do("GET", "/api/content/catalog", nil), http.StatusServiceUnavailable, player.CodeCatalogNotSeeded)
-	p := srv.SignUpPlayer(t)
+	p := newPlayer(t, srv)
 	expect(t, p.Client.Do("GET", "/api/player/bootstrap", nil), http.StatusServiceUnavailable, player.CodeCatalogNotSeeded)
 }
 

@@ -117,7 +117,8 @@ type JoinLobbyInput struct {
 // LobbyQuery filters the lobby list.
 type LobbyQuery struct {
 	Queue string
-	Limit int
+	// Limit is the page size; nil means 50.
+	Limit *int
 }
 
 // MaxLobbyListLimit bounds one page of the lobby list.
@@ -170,14 +171,15 @@ func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery)
 			return nil, platform.Invalid("queue", "unknown queue "+q.Queue)
 		}
 	}
-	switch {
-	case q.Limit == 0:
-		q.Limit = 50
-	case q.Limit < 1 || q.Limit > MaxLobbyListLimit:
-		return nil, platform.Invalid("limit", fmt.Sprintf("must be 1-%d", MaxLobbyListLimit))
+	limit := 50
+	if q.Limit != nil {
+		if *q.Limit < 1 || *q.Limit > MaxLobbyListLimit {
+			return nil, platform.Invalid("limit", fmt.Sprintf("must be 1-%d", MaxLobbyListLimit))
+		}
+		limit = *q.Limit
 	}
 	now := s.clock()
-	listings, err := s.store.ListLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: q.Limit})
+	listings, err := s.store.ListLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("list lobbies: %w", err)
 	}
