@@ -104,7 +104,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
-	a.Auth = auth.NewService(db.Sessions(), a.Accounts, auth.Options{
+	if err := a.buildMail(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -112,13 +116,28 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		AdminCookiePrefix:  cfg.AdminCookiePrefix,
 		SecureCookies:      cfg.SecureCookies(),
 		TrustedOrigins:     cfg.TrustedOrigins,
+		BaseURL:            cfg.BaseURL,
+		TokenTTL:           cfg.TokenTTL,
+		Limits: auth.Limits{
+			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
+			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
+		},
+		AnonymousMailFloor: anonymousMailFloor,
 	}, a.Now)
-	if err := a.buildMail(); err != nil {
-		db.Close()
-		return nil, err
-	}
 	a.buildPlayer()
 	return a, nil
+}
+
+// anonymousMailFloor is how long an anonymous request for a verification
+// or password-reset mail takes at least, so that a quick answer does not
+// reveal that no account has the address.
+const anonymousMailFloor = 300 * time.Millisecond
+
+// mailer lets services compose a message and wake the worker after
+// enqueueing it.
+type mailer struct {
+	*mail.Composer
+	*mail.Worker
 }
 
 // buildPlayer wires the player meta state: live-ops, the player service,

@@ -17,7 +17,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Error codes of this package.
@@ -90,6 +92,22 @@ type Store interface {
 	DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) (int, error)
 	ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error)
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+
+	// CreateMailToken stores t, replacing the user's earlier tokens of the
+	// same purpose, and enqueues m, in one transaction.
+	CreateMailToken(ctx context.Context, t *MailToken, m *mail.Outgoing) error
+	// PeekMailToken returns the live token of purpose and realm with
+	// tokenHash, or ErrTokenNotFound; it changes nothing.
+	PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error)
+	// VerifyEmail consumes a verify-email token and marks the user's email
+	// verified if it is still the address the token was sent to, in one
+	// transaction; ErrTokenNotFound when the token is unknown, used,
+	// expired or stale.
+	VerifyEmail(ctx context.Context, realm account.Realm, tokenHash string, now time.Time) (*account.User, error)
+	// ResetPassword consumes a reset-password token, sets the new password
+	// hash, deletes every session and reset token of the user and enqueues
+	// notice, in one transaction; ErrTokenNotFound as above.
+	ResetPassword(ctx context.Context, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error
 }
 
 // Options are the session settings.
@@ -103,26 +121,49 @@ type Options struct {
 	// TrustedOrigins may send state-changing requests with a session
 	// cookie and receive redirects; the base URL's origin belongs here.
 	TrustedOrigins []string
+	// BaseURL is the public URL that mailed links start with.
+	BaseURL string
+	// TokenTTL is the life of a mailed verification or reset token.
+	TokenTTL time.Duration
+	// Limits are the attempt budgets per client IP and per account.
+	Limits Limits
+	// AnonymousMailFloor is the least time an anonymous request for a
+	// verification or reset mail takes, whether or not the account exists,
+	// so that its timing does not tell.
+	AnonymousMailFloor time.Duration
+}
+
+// Mailer composes messages for the outbox and wakes the delivery worker
+// once they are committed (mail.Composer and mail.Worker together).
+type Mailer interface {
+	Compose(tmpl mail.Template, to string, data mail.Data, expiresAt time.Time) (*mail.Outgoing, error)
+	Wake()
 }
 
 // Service signs users up and in and manages their sessions.
 type Service struct {
 	store    Store
 	accounts *account.Service
+	mailer   Mailer
 	cookies  *Cookies
 	origins  *Origins
+	limiter  *ratelimit.Limiter
+	opts     Options
 	ttl      time.Duration
 	refresh  time.Duration
 	now      func() time.Time
 }
 
 // NewService returns the session service.
-func NewService(store Store, accounts *account.Service, opts Options, now func() time.Time) *Service {
+func NewService(store Store, accounts *account.Service, mailer Mailer, opts Options, now func() time.Time) *Service {
 	return &Service{
 		store:    store,
 		accounts: accounts,
+		mailer:   mailer,
 		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
 		origins:  NewOrigins(opts.TrustedOrigins),
+		limiter:  ratelimit.New(now, ratelimit.DefaultMaxKeys),
+		opts:     opts,
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,
 		now:      now,
@@ -188,6 +229,9 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	if realm != account.RealmPlayer {
 		return nil, ErrSignUpDisabled
 	}
+	if err := s.allow(actionSignUp, realm, client, in.Email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+		return nil, err
+	}
 	u, err := s.accounts.Prepare(ctx, realm, in)
 	if err != nil {
 		return nil, err
@@ -204,6 +248,9 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 
 // SignIn checks an email and password in realm and opens a new session.
 func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client) (*Principal, error) {
+	if err := s.allow(actionSignIn, realm, client, email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+		return nil, err
+	}
 	u, err := s.accounts.Authenticate(ctx, realm, email, password)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
@@ -39,21 +41,42 @@ func (c *clock) Advance(d time.Duration) {
 const secret = "0123456789abcdef0123456789abcdef"
 
 type fixture struct {
-	db    *store.DB
-	clock *clock
-	svc   *auth.Service
+	db     *store.DB
+	clock  *clock
+	svc    *auth.Service
+	mailer *wakeCounter
 }
 
+// wakeCounter is the real composer with a stand-in for the delivery
+// worker, which these tests do not run; it counts the wake-ups instead.
+type wakeCounter struct {
+	*mail.Composer
+	wakes atomic.Int64
+}
+
+func (w *wakeCounter) Wake() { w.wakes.Add(1) }
+
 func newFixture(t *testing.T) *fixture {
+	return newFixtureWithLimits(t, auth.Limits{})
+}
+
+func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}), clk.Now)
-	svc := auth.NewService(db.Sessions(), accounts, auth.Options{
+	composer, err := mail.NewComposer(secret, clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &wakeCounter{Composer: composer}
+	svc := auth.NewService(db.Sessions(), accounts, m, auth.Options{
 		Secret: secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
+		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
+		Limits: limits,
 	}, clk.Now)
-	return &fixture{db: db, clock: clk, svc: svc}
+	return &fixture{db: db, clock: clk, svc: svc, mailer: m}
 }
 
 func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {

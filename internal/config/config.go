@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Environments.
@@ -61,6 +63,14 @@ type Config struct {
 	AdminCookiePrefix   string
 	SessionTTL          time.Duration
 	SessionRefreshAfter time.Duration
+
+	// Rate limits of sign-in and sign-up (Login) and of the routes that
+	// send mail (Mail), per client IP and per account. They are kept in
+	// memory, so each process enforces its own.
+	RateLimitLoginIP      ratelimit.Rule
+	RateLimitLoginAccount ratelimit.Rule
+	RateLimitMailIP       ratelimit.Rule
+	RateLimitMailAccount  ratelimit.Rule
 
 	// Password hashing (argon2id). Defaults sit at OWASP's minimum.
 	Argon2MemoryKiB   uint32

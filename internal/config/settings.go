@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Setting describes one configuration value: its environment variable, its
@@ -66,6 +68,14 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
 	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Default: "24h", Usage: "age after which an active session's expiry slides forward",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginIP, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", Flag: "rate-limit-login-account", Default: "10/15m", Usage: "sign-in and sign-up attempts per email address (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginAccount, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_IP", Flag: "rate-limit-mail-ip", Default: "10/10m", Usage: "password-reset and verification mail requests per client IP (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailIP, v) }},
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_ACCOUNT", Flag: "rate-limit-mail-account", Default: "3/10m", Usage: "password-reset and verification mail requests per email address (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailAccount, v) }},
 	{Env: "PLATFORM_ARGON2_MEMORY_KIB", Flag: "argon2-memory-kib", Default: "19456", Usage: "argon2id memory in KiB",
 		set: func(c *Config, v string) error { return parseUint32(&c.Argon2MemoryKiB, v) }},
 	{Env: "PLATFORM_ARGON2_ITERATIONS", Flag: "argon2-iterations", Default: "2", Usage: "argon2id iterations",
@@ -151,6 +161,15 @@ func setProxies(c *Config, v string) error {
 		}
 		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
 	}
+	return nil
+}
+
+func parseRule(dst *ratelimit.Rule, v string) error {
+	r, err := ratelimit.ParseRule(v)
+	if err != nil {
+		return err
+	}
+	*dst = r
 	return nil
 }
 

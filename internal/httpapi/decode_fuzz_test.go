@@ -28,6 +28,12 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"joinLobbyRequest":         decodeOnly[joinLobbyRequest],
 	"readyRequest":             decodeOnly[readyRequest],
 	"kickRequest":              decodeOnly[kickRequest],
+	"signUpRequest":            decodeOnly[signUpRequest],
+	"signInRequest":            decodeOnly[signInRequest],
+	"tokenRequest":             decodeOnly[tokenRequest],
+	"emailRequest":             decodeOnly[emailRequest],
+	"resetPasswordRequest":     decodeOnly[resetPasswordRequest],
+	"optionalBody":             decodeOnly[optionalBody],
 }
 
 func decodeOnly[T any](r *http.Request) error {
@@ -50,6 +56,9 @@ func FuzzDecodeRequestBodies(f *testing.F) {
 		`{"ready":true}`,
 		`{"playerId":"00000000-0000-4000-8000-000000000000"}`,
 		`{"deckId":"0000000-0000-4000-8000-0000000000001"}`,
+		`{"name":"Ada","nickname":"ada","email":"ada@example.com","password":"correct horse","rememberMe":false}`,
+		`{"email":"ada@example.com","password":"x","callbackURL":"/lobby"}`,
+		`{"token":"abc"}`, `{"newPassword":"long enough","token":"t"}`, `{"rememberMe":"yes"}`,
 		`{"ready":"yes"}`, `{"setDefault":1}`, `{"lobbyId":null}`, `[]`, `null`, `{`, "\xff",
 		`{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
 	} {

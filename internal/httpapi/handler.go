@@ -53,6 +53,7 @@ func NewHandler(d Deps) (http.Handler, error) {
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}
+	n.Use(guardAuthPaths())
 	n.UseHandler(jsonMuxErrors(mux))
 	return n, nil
 }

@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/auth"
 )
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
@@ -32,4 +35,34 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
+
+	// Authentication: better-auth's wire protocol, one mount per realm, and
+	// the legacy mount /api/auth for players. Blocked account mutation
+	// paths (update-user, change-password, change-email) never reach the
+	// mux: guardAuthPaths answers them first, for every method and variant.
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
+	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
+	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
+}
+
+// addAuthRoutes lists the routes of one authentication mount. Only the
+// player realm has sign-up: administrators are created by
+// `platformctl admin create`.
+func addAuthRoutes(mux *http.ServeMux, d Deps, mount string, realm account.Realm) {
+	if realm == account.RealmPlayer {
+		mux.Handle("POST "+mount+"/sign-up/email", handleSignUp(d, realm))
+	}
+	mux.Handle("POST "+mount+"/sign-in/email", handleSignIn(d, realm))
+	mux.Handle("POST "+mount+"/sign-out", checkOrigin(d, handleSignOut(d, realm)))
+	mux.Handle("GET "+mount+"/get-session", handleGetSession(d, realm))
+	mux.Handle("GET "+mount+"/list-sessions", requireSession(d, realm, handleListSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-session", requireSession(d, realm, handleRevokeSession(d)))
+	mux.Handle("POST "+mount+"/revoke-sessions", requireSession(d, realm, handleRevokeSessions(d)))
+	mux.Handle("POST "+mount+"/revoke-other-sessions", requireSession(d, realm, handleRevokeOtherSessions(d)))
+	mux.Handle("GET "+mount+"/ok", handleAuthOK())
+	mux.Handle("POST "+mount+"/send-verification-email", checkOrigin(d, handleSendVerificationEmail(d, realm)))
+	mux.Handle("GET "+mount+"/verify-email", handleVerifyEmail(d, realm))
+	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))
+	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
+	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
 }

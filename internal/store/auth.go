@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/mail"
 )
 
 type sessionRow struct {
@@ -214,4 +215,125 @@ func (s *SessionStore) DeleteExpiredSessions(ctx context.Context, now time.Time)
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+type authTokenRow struct {
+	bun.BaseModel `bun:"table:auth_tokens"`
+
+	ID        uuid.UUID `bun:"id,pk"`
+	TokenHash string    `bun:"token_hash"`
+	Purpose   string    `bun:"purpose"`
+	Realm     string    `bun:"realm"`
+	UserID    uuid.UUID `bun:"user_id"`
+	Email     string    `bun:"email"`
+	ExpiresAt time.Time `bun:"expires_at"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+func (r *authTokenRow) token() *auth.MailToken {
+	return &auth.MailToken{
+		ID: r.ID, Purpose: r.Purpose, Realm: account.Realm(r.Realm), UserID: r.UserID, Email: r.Email,
+		TokenHash: r.TokenHash, ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+// CreateMailToken implements auth.Store. Earlier tokens of the same
+// purpose stop working, so only the newest mail's link is live.
+func (s *SessionStore) CreateMailToken(ctx context.Context, t *auth.MailToken, m *mail.Outgoing) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*authTokenRow)(nil)).
+			Where("user_id = ? AND purpose = ?", t.UserID, t.Purpose).Exec(ctx); err != nil {
+			return err
+		}
+		row := &authTokenRow{
+			ID: t.ID, TokenHash: t.TokenHash, Purpose: t.Purpose, Realm: string(t.Realm), UserID: t.UserID,
+			Email: t.Email, ExpiresAt: t.ExpiresAt.UTC(), CreatedAt: t.CreatedAt.UTC(),
+		}
+		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+			return err
+		}
+		return enqueueMailTx(ctx, tx, m)
+	})
+}
+
+// PeekMailToken implements auth.Store.
+func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*auth.MailToken, error) {
+	var row authTokenRow
+	err := s.db.bun.NewSelect().Model(&row).
+		Where("token_hash = ? AND purpose = ? AND realm = ? AND expires_at > ?", tokenHash, purpose, string(realm), now.UTC()).
+		Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, auth.ErrTokenNotFound
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return row.token(), nil
+}
+
+// consumeMailTokenTx deletes a live token and returns it. The DELETE is
+// what makes the token single-use: of two concurrent consumers only one
+// gets the row back.
+func consumeMailTokenTx(ctx context.Context, tx bun.IDB, purpose string, realm account.Realm, tokenHash string, now time.Time) (*auth.MailToken, error) {
+	var rows []authTokenRow
+	err := tx.NewDelete().Model(&rows).
+		Where("token_hash = ? AND purpose = ? AND realm = ?", tokenHash, purpose, string(realm)).
+		Returning("*").Scan(ctx)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if len(rows) == 0 || !rows[0].ExpiresAt.After(now) {
+		return nil, auth.ErrTokenNotFound
+	}
+	return rows[0].token(), nil
+}
+
+// VerifyEmail implements auth.Store.
+func (s *SessionStore) VerifyEmail(ctx context.Context, realm account.Realm, tokenHash string, now time.Time) (*account.User, error) {
+	var u *account.User
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		t, err := consumeMailTokenTx(ctx, tx, auth.PurposeVerifyEmail, realm, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		res, err := tx.NewUpdate().Model((*userRow)(nil)).
+			Set("email_verified = ?", true).Set("updated_at = ?", now.UTC()).
+			Where("id = ? AND email = ?", t.UserID, t.Email).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return auth.ErrTokenNotFound // the address changed since the mail went out
+		}
+		u, err = userWhere(ctx, tx, "id = ?", t.UserID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// ResetPassword implements auth.Store.
+func (s *SessionStore) ResetPassword(ctx context.Context, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		t, err := consumeMailTokenTx(ctx, tx, auth.PurposeResetPassword, realm, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		if err := setPasswordHash(ctx, tx, t.UserID, passwordHash, now); err != nil {
+			return err
+		}
+		if _, err := revokeSessionsTx(ctx, tx, t.UserID); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*authTokenRow)(nil)).
+			Where("user_id = ? AND purpose = ?", t.UserID, auth.PurposeResetPassword).Exec(ctx); err != nil {
+			return err
+		}
+		if notice != nil {
+			return enqueueMailTx(ctx, tx, notice)
+		}
+		return nil
+	})
 }
