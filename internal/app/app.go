@@ -26,6 +26,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -57,6 +58,8 @@ type App struct {
 	Players *player.Service
 	LiveOps *liveops.Service
 	Seeder  *seed.Seeder
+	// Profile runs the email-confirmed profile, email and password changes.
+	Profile *profile.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -125,6 +128,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		AnonymousMailFloor: anonymousMailFloor,
 	}, a.Now)
 	a.buildPlayer()
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -245,6 +254,7 @@ func (a *App) Handler() (http.Handler, error) {
 		Metrics: a.httpMetrics,
 		Auth:    a.Auth,
 		Players: a.Players,
+		Profile: a.Profile,
 	})
 }
 
@@ -255,6 +265,7 @@ func (a *App) Run(ctx context.Context) error {
 	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
 	workers.Go(func() { a.closeIdleLobbies(ctx) })
+	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
@@ -297,6 +308,25 @@ func (a *App) pruneSessions(ctx context.Context) {
 			a.Log.Warn("prune expired sessions", "error", err)
 		} else if n > 0 {
 			a.Log.Info("pruned expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
+// changes lose their new password hash, and old changes go.
+func (a *App) pruneProfileChanges(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("prune profile changes", "error", err)
+		} else if n > 0 {
+			a.Log.Info("pruned old profile changes", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,13 +2,18 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 func enqueue(t *testing.T, srv *apitest.Server, to string) *mail.Outgoing {
@@ -65,4 +70,67 @@ func TestDevelopmentLogsMail(t *testing.T) {
 		}
 	}
 	t.Fatalf("no info line for the message:\n%s", srv.Logs())
+}
+
+// `serve` is stopped while its worker is in the middle of an SMTP
+// conversation: the message goes back to the outbox, and the next `serve`
+// on the same database delivers it, once.
+func TestServeStoppedMidDelivery(t *testing.T) {
+	smtp := mailtest.Start(t, mailtest.Options{})
+	stalled := smtp.StallRecipients()
+	env := map[string]string{
+		"PLATFORM_DATA_DIR":     t.TempDir(),
+		"PLATFORM_DATABASE_URL": storetest.URL(t),
+		"PLATFORM_SECRET":       apitest.Secret,
+		"PLATFORM_MIGRATE":      "true",
+		"PLATFORM_SMTP_URL":     smtp.URL(),
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (*app.App, func()) {
+		a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.Run(ctx); close(done) }()
+		return a, func() { cancel(); <-done; a.Close() }
+	}
+
+	first, stop := start()
+	out, err := first.MailComposer.Compose(mail.TemplateVerifyEmail, "ada@example.com",
+		mail.Data{Email: "ada@example.com", Link: "http://x.example/?token=" + strings.Repeat("0f", 32), ExpiresAt: time.Now().Add(time.Hour)},
+		time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	first.MailWorker.Wake()
+	select {
+	case <-stalled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker never reached RCPT TO")
+	}
+	stop()
+	smtp.Release()
+
+	second, stop := start()
+	defer stop()
+	smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
+	time.Sleep(200 * time.Millisecond)
+	if n := len(smtp.Messages()); n != 1 {
+		t.Fatalf("%d deliveries, want 1", n)
+	}
+	m, atts, err := second.DB.Mail().GetMail(context.Background(), out.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != mail.StatusSent || len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted {
+		t.Fatalf("status %s, attempts %+v", m.Status, atts)
+	}
 }

@@ -85,6 +85,8 @@ func newRootCmd(e *env) *cobra.Command {
 		newMigrateCmd(e),
 		newVersionCmd(e),
 		newSeedCmd(e),
+		newTokenCmd(e),
+		newMailCmd(e),
 	)
 	return root
 }

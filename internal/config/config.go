@@ -49,8 +49,9 @@ type Config struct {
 	Migrate bool
 	// ShutdownTimeout bounds how long serve drains in-flight requests.
 	ShutdownTimeout time.Duration
-	// RequestTimeout bounds how long one request may wait on the database,
-	// so that a database that stops answering (a partition, a hung server)
+	// RequestTimeout bounds how long one request may wait on the database
+	// or for a password-hashing slot, so that a database that stops
+	// answering (a partition, a hung server) or a burst beyond capacity
 	// turns into 503 SERVICE_UNAVAILABLE instead of requests that hang.
 	RequestTimeout time.Duration
 	// MetricsAddr, when set, serves Prometheus metrics on its own listener.
@@ -93,6 +94,10 @@ type Config struct {
 	FriendLimit int
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
+	// ProfileRateLimit caps profile change requests per user, and
+	// confirmation mails per recipient address, per hour (0 turns the
+	// limits off).
+	ProfileRateLimit int
 }
 
 // Error is a configuration problem: which setting, and what is wrong.
@@ -224,6 +229,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
 		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
+	}
+	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
+		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")
 	}
 	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
 		return settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ")

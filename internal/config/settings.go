@@ -54,7 +54,7 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseBool(&c.Migrate, v) }},
 	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
 		set: func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }},
-	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Default: "10s", Usage: "longest a request waits on the database before it answers 503",
+	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Default: "20s", Usage: "longest a request may wait (on the database, for a password-hashing slot) before it answers 503; keep it under the 30s write timeout",
 		set: func(c *Config, v string) error { return parseDuration(&c.RequestTimeout, v) }},
 	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Usage: "listen address for Prometheus metrics (off when empty)",
 		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
@@ -99,6 +99,15 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
 	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
 		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+		set: func(c *Config, v string) error {
+			var n uint32
+			if err := parseUint32(&n, v); err != nil || n > 10000 {
+				return fmt.Errorf("must be 0-10000")
+			}
+			c.ProfileRateLimit = int(n)
+			return nil
+		}},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

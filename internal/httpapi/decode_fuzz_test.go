@@ -34,6 +34,10 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"emailRequest":             decodeOnly[emailRequest],
 	"resetPasswordRequest":     decodeOnly[resetPasswordRequest],
 	"optionalBody":             decodeOnly[optionalBody],
+	"profileChangeRequest":     decodeOnly[profileChangeRequest],
+	"emailChangeRequest":       decodeOnly[emailChangeRequest],
+	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
+	"confirmChangeRequest":     decodeOnly[confirmChangeRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -26,6 +27,8 @@ type Deps struct {
 	Auth *auth.Service
 	// Players serves the catalog and the player meta state.
 	Players *player.Service
+	// Profile runs the email-confirmed profile changes.
+	Profile *profile.Service
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the

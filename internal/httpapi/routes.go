@@ -36,6 +36,12 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
+	// Profile changes, each confirmed by email (package profile).
+	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
+	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
+	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
+	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
+
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the

@@ -66,7 +66,10 @@ func (o *Outbox) List(ctx context.Context, actor string, f Filter) ([]Message, e
 }
 
 // Get returns one message with its delivery attempts.
-func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (*Message, []Attempt, error) {
+func (o *Outbox) Get(ctx context.Context, actor string, id uuid.UUID) (*Message, []Attempt, error) {
+	if err := o.audit.Record(ctx, audit.Entry{Actor: actor, Action: "mail.show", Target: id.String()}); err != nil {
+		return nil, nil, err
+	}
 	return o.store.GetMail(ctx, id)
 }
 

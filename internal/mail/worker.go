@@ -29,6 +29,9 @@ type Store interface {
 	// ExpireMail marks messages whose link has expired before delivery and
 	// purges their payloads. It returns how many it expired.
 	ExpireMail(ctx context.Context, now time.Time) (int, error)
+	// PruneMail deletes sent, failed and expired messages (and their
+	// attempts) last updated before before, and returns how many.
+	PruneMail(ctx context.Context, before time.Time) (int, error)
 }
 
 // ErrLeaseLost means another worker took the message over because this
@@ -100,6 +103,9 @@ type WorkerOptions struct {
 	// capped, with jitter (10s, 15m).
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
+	// Retention is how long finished messages stay in the outbox for
+	// support staff to look at (30 days).
+	Retention time.Duration
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -123,6 +129,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = 15 * time.Minute
+	}
+	if o.Retention <= 0 {
+		o.Retention = 30 * 24 * time.Hour
 	}
 	return o
 }
@@ -185,9 +194,12 @@ func (w *Worker) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// pruneInterval is how often a worker deletes messages past retention.
+const pruneInterval = time.Hour
+
 func (w *Worker) loop(ctx context.Context, sweeps bool) {
 	idle := w.opts.PollInterval
-	var lastSweep time.Time
+	var lastSweep, lastPrune time.Time
 	for ctx.Err() == nil {
 		if sweeps && w.now().Sub(lastSweep) >= w.opts.PollInterval {
 			lastSweep = w.now()
@@ -195,6 +207,14 @@ func (w *Worker) loop(ctx context.Context, sweeps bool) {
 				w.log.WarnContext(ctx, "mail: expiring overdue messages failed", "err", err)
 			} else if n > 0 {
 				w.log.InfoContext(ctx, "mail: gave up on messages whose link expired", "count", n)
+			}
+		}
+		if sweeps && w.now().Sub(lastPrune) >= pruneInterval {
+			lastPrune = w.now()
+			if n, err := w.store.PruneMail(ctx, w.now().UTC().Add(-w.opts.Retention)); err != nil && ctx.Err() == nil {
+				w.log.WarnContext(ctx, "mail: pruning old messages failed", "err", err)
+			} else if n > 0 {
+				w.log.InfoContext(ctx, "mail: pruned finished messages past retention", "count", n)
 			}
 		}
 		found, err := w.deliverOne(ctx)

@@ -475,3 +475,31 @@ func TestOutboxRetry(t *testing.T) {
 		t.Errorf("listing by an unknown status: %v", err)
 	}
 }
+
+// Finished messages leave the outbox after the retention period; live
+// ones stay.
+func TestPruneMail(t *testing.T) {
+	f := newFixture(t)
+	srv := mailtest.Start(t, mailtest.Options{})
+	sent := f.enqueue(t, "ada@example.com", time.Hour)
+	w := f.worker(t, f.db, f.sender(t, srv.URL()), fastOptions)
+	if _, err := w.DeliverDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pending := f.enqueue(t, "bob@example.com", time.Hour)
+	ms := f.db.Mail()
+	if n, err := ms.PruneMail(context.Background(), time.Now().Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("prune of nothing old: %d, %v", n, err)
+	}
+	if n, err := ms.PruneMail(context.Background(), time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("prune: %d, %v; want the sent message only", n, err)
+	}
+	if _, _, err := ms.GetMail(context.Background(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {
+		t.Fatalf("pruned message still there: %v", err)
+	}
+	var attempts int
+	if err := f.db.Bun().NewRaw("SELECT count(*) FROM mail_attempts WHERE message_id = ?", sent.ID).Scan(context.Background(), &attempts); err != nil || attempts != 0 {
+		t.Fatalf("%d attempts of the pruned message remain (%v)", attempts, err)
+	}
+	f.get(t, pending.ID)
+}

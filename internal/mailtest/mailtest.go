@@ -247,14 +247,24 @@ func (s *Server) Recipients() []string {
 // failing the test after timeout.
 func (s *Server) WaitFor(tb testing.TB, timeout time.Duration, match func(Message) bool) Message {
 	tb.Helper()
+	return s.WaitForNth(tb, timeout, match, 1)
+}
+
+// WaitForNth waits until n delivered messages satisfy match and returns
+// the n-th of them.
+func (s *Server) WaitForNth(tb testing.TB, timeout time.Duration, match func(Message) bool, n int) Message {
+	tb.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
+		seen := 0
 		for _, m := range s.messages {
 			if match(m) {
-				s.mu.Unlock()
-				return m
+				if seen++; seen == n {
+					s.mu.Unlock()
+					return m
+				}
 			}
 		}
 		changed := s.changed

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/towerdefence/platformctl/internal/mail"
+)
+
+func newMailCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mail",
+		Short: "Look into the mail outbox and retry failed messages (support)",
+		Long: "Every mail the service sends goes through the outbox: pending, sending, sent, failed\n" +
+			"(permanent SMTP refusal) or expired (its link ran out before delivery). Every action is audited.",
+	}
+	cmd.AddCommand(newMailOutboxCmd(e), newMailShowCmd(e), newMailRetryCmd(e))
+	return cmd
+}
+
+func newMailOutboxCmd(e *env) *cobra.Command {
+	var (
+		output *string
+		status string
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "outbox",
+		Short: "List outbox messages, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+			a, err := openSupportApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			msgs, err := a.Outbox.List(cmd.Context(), supportActor(e), mail.Filter{Status: mail.Status(status), Limit: limit})
+			if err != nil {
+				return err
+			}
+			if *output == outputJSON {
+				return writeJSON(e.stdout, msgs)
+			}
+			rows := make([][]string, 0, len(msgs))
+			for _, m := range msgs {
+				next := ""
+				if m.Status == mail.StatusPending || m.Status == mail.StatusSending {
+					next = m.NextAttemptAt.Format(time.RFC3339)
+				}
+				rows = append(rows, []string{m.ID.String(), string(m.Status), string(m.Template), m.To,
+					strconv.Itoa(m.Attempts), next, m.CreatedAt.Format(time.RFC3339), oneLine(m.LastError)})
+			}
+			return writeTable(e.stdout, []string{"ID", "STATUS", "TEMPLATE", "TO", "ATTEMPTS", "NEXT ATTEMPT", "CREATED", "LAST ERROR"}, rows)
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only messages in this status: pending, sending, sent, failed or expired")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many messages (up to 1000)")
+	output = addOutputFlag(cmd)
+	bindSettings(cmd)
+	return cmd
+}
+
+// mailDetail is `mail show` as JSON.
+type mailDetail struct {
+	*mail.Message
+	Attempts []mail.Attempt `json:"attemptLog"`
+}
+
+func newMailShowCmd(e *env) *cobra.Command {
+	var output *string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one message and every delivery attempt",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+			id, err := uuid.Parse(args[0])
+			if err != nil {
+				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
+			}
+			a, err := openSupportApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			m, atts, err := a.Outbox.Get(cmd.Context(), supportActor(e), id)
+			if err != nil {
+				return err
+			}
+			if *output == outputJSON {
+				return writeJSON(e.stdout, mailDetail{Message: m, Attempts: atts})
+			}
+			fmt.Fprintf(e.stdout, "%s  %s  %s to %s  (%q)\n", m.ID, m.Status, m.Template, m.To, m.Subject)
+			rows := make([][]string, 0, len(atts))
+			for _, at := range atts {
+				finished, code := "", ""
+				if at.FinishedAt != nil {
+					finished = at.FinishedAt.Format(time.RFC3339)
+				}
+				if at.SMTPCode != 0 {
+					code = strconv.Itoa(at.SMTPCode)
+				}
+				rows = append(rows, []string{strconv.Itoa(at.Attempt), string(at.Outcome), at.StartedAt.Format(time.RFC3339), finished, at.Worker, code, oneLine(at.Error)})
+			}
+			return writeTable(e.stdout, []string{"ATTEMPT", "OUTCOME", "STARTED", "FINISHED", "WORKER", "SMTP", "ERROR"}, rows)
+		},
+	}
+	output = addOutputFlag(cmd)
+	bindSettings(cmd)
+	return cmd
+}
+
+func newMailRetryCmd(e *env) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "retry ID",
+		Short: "Send a failed message again (its link must still be valid)",
+		Long: "Make a failed message due again; a running serve delivers it within its poll interval.\n" +
+			"Sent and expired messages cannot be retried: issue a new token instead.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := uuid.Parse(args[0])
+			if err != nil {
+				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
+			}
+			a, err := openSupportApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			m, err := a.Outbox.Retry(cmd.Context(), supportActor(e), reason, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "message %s is %s again; serve delivers it shortly\n", m.ID, m.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
+	bindSettings(cmd)
+	return cmd
+}

@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/profile"
+)
+
+func newTokenCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Inspect and issue the confirmation tokens of profile changes (support)",
+		Long: "Confirmation tokens confirm profile, email and password changes. Support staff can look at\n" +
+			"a token without using it, and start a change on a player's behalf. Every action is audited.",
+	}
+	cmd.AddCommand(newTokenInspectCmd(e), newTokenIssueCmd(e))
+	return cmd
+}
+
+func newTokenInspectCmd(e *env) *cobra.Command {
+	var output *string
+	cmd := &cobra.Command{
+		Use:   "inspect TOKEN",
+		Short: "Show what a token is for and whether it is pending, used, expired or superseded; never uses it",
+		Long: "Show a token's change type, user, step, status (pending, used, expired, superseded), creation\n" +
+			"and expiry. The token is not consumed. Pass - to read it from stdin, keeping it out of the\n" +
+			"shell history.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+			token := args[0]
+			if token == "-" {
+				line, err := readLine(e.stdin)
+				if err != nil {
+					return withExit(ExitUsage, fmt.Errorf("read the token from stdin: %w", err))
+				}
+				token = line
+			}
+			a, err := openSupportApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			info, err := a.Profile.Inspect(cmd.Context(), supportActor(e), strings.TrimSpace(token))
+			if err != nil {
+				return err
+			}
+			if *output == outputJSON {
+				return writeJSON(e.stdout, info)
+			}
+			used := ""
+			if info.UsedAt != nil {
+				used = info.UsedAt.Format(time.RFC3339)
+			}
+			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, [][]string{
+				{"type", string(info.Type)},
+				{"step", string(info.Step)},
+				{"status", info.Status},
+				{"user", info.UserID.String()},
+				{"email", info.Email},
+				{"nickname", info.Nickname},
+				{"change", info.ChangeID.String() + " (" + string(info.ChangeStatus) + ")"},
+				{"requested by", info.RequestedBy},
+				{"created", info.CreatedAt.Format(time.RFC3339)},
+				{"expires", info.ExpiresAt.Format(time.RFC3339)},
+				{"used", used},
+			})
+		},
+	}
+	output = addOutputFlag(cmd)
+	bindSettings(cmd)
+	return cmd
+}
+
+func newTokenIssueCmd(e *env) *cobra.Command {
+	var (
+		output *string
+		in     profile.IssueInput
+		typ    string
+	)
+	cmd := &cobra.Command{
+		Use:   "issue --user EMAIL|ID --type profile|email|password --callback-url URL [flags]",
+		Short: "Start a profile, email or password change for a player and print its token and link (or mail it with --send)",
+		Long: "Create the pending change on the player's behalf, superseding their pending change of that\n" +
+			"type, and print the token and the link (callback URL + token). With --send the link is mailed\n" +
+			"as the player's own request would be, and not printed. A new password (--type password) is\n" +
+			"read from stdin, never from a flag. The action and --reason are written to the audit log.",
+		Example: "  platformctl token issue --user ada@example.com --type profile --nickname ada_l --callback-url https://play.example.com/confirm\n" +
+			"  platformctl token issue --user ada@example.com --type email --new-email ada@new.example --send --callback-url https://play.example.com/confirm\n" +
+			"  printf '%s\\n' \"$NEW_PASSWORD\" | platformctl token issue --user ada@example.com --type password --callback-url https://play.example.com/confirm",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+			in.Type = profile.Type(typ)
+			if in.Type == profile.TypePassword {
+				pw, err := readPassword(e)
+				if err != nil {
+					return withExit(ExitUsage, err)
+				}
+				in.NewPassword = pw
+			}
+			a, err := openSupportApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			in.Actor = supportActor(e)
+			issued, err := a.Profile.Issue(cmd.Context(), in)
+			if err != nil {
+				return flagNames(err)
+			}
+			if *output == outputJSON {
+				if issued.Sent {
+					// Mailed to the player: staff need not see the token.
+					issued.Token, issued.Link = "", ""
+				}
+				return writeJSON(e.stdout, issued)
+			}
+			rows := [][]string{
+				{"type", string(issued.Type)},
+				{"step", string(issued.Step)},
+				{"user", issued.UserID.String()},
+				{"recipient", issued.Recipient},
+				{"change", issued.ChangeID.String()},
+				{"expires", issued.ExpiresAt.Format(time.RFC3339)},
+			}
+			if issued.Sent {
+				rows = append(rows, []string{"mailed", issued.MessageID.String()})
+			} else {
+				rows = append(rows, []string{"token", issued.Token}, []string{"link", issued.Link})
+			}
+			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, rows)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&in.User, "user", "", "the player's email or id (required)")
+	f.StringVar(&typ, "type", "", "profile, email or password (required)")
+	f.StringVar(&in.Name, "name", "", "profile: the new name (default: unchanged)")
+	f.StringVar(&in.Nickname, "nickname", "", "profile: the new nickname (default: unchanged)")
+	f.StringVar(&in.NewEmail, "new-email", "", "email: the new address")
+	f.BoolVar(&in.SkipOldEmail, "skip-old-email", false, "email: skip the approval by the old address (the player lost it and proved who they are)")
+	f.StringVar(&in.CallbackURL, "callback-url", "", "client page the link opens, on a trusted origin (required)")
+	f.BoolVar(&in.Send, "send", false, "mail the link to the player instead of printing it")
+	f.StringVar(&in.Reason, "reason", "", "why, for the audit log (e.g. a ticket number)")
+	cmd.MarkFlagRequired("user")
+	cmd.MarkFlagRequired("type")
+	cmd.MarkFlagRequired("callback-url")
+	output = addOutputFlag(cmd)
+	bindSettings(cmd)
+	return cmd
+}
+
+// readPassword reads the new password without echo from a terminal, or
+// as the first line of piped stdin.
+func readPassword(e *env) (string, error) {
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		fmt.Fprint(e.stderr, "New password: ")
+		pw, err := term.ReadPassword(f.Fd())
+		fmt.Fprintln(e.stderr)
+		if err != nil {
+			return "", fmt.Errorf("read the new password: %w", err)
+		}
+		return string(pw), nil
+	}
+	pw, err := readLine(e.stdin)
+	if err != nil {
+		return "", fmt.Errorf("read the new password from stdin: %w", err)
+	}
+	return pw, nil
+}
+
+// readLine returns the first line of r without its line ending.
+func readLine(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("nothing on stdin")
+	}
+	return line, nil
+}
+
+// flagNames rewrites the field names of a validation error as the
+// command's flags, so "newEmail: is required" reads "--new-email: is required".
+func flagNames(err error) error {
+	pe, ok := platform.As(err)
+	if !ok || pe.Code != platform.CodeValidation {
+		return err
+	}
+	msg := pe.Message
+	for field, flag := range map[string]string{"newEmail": "--new-email", "callbackURL": "--callback-url",
+		"newPassword": "the new password (stdin)", "user": "--user", "type": "--type", "name": "--name", "nickname": "--nickname"} {
+		if strings.HasPrefix(msg, field+":") {
+			msg = flag + msg[len(field):]
+			break
+		}
+	}
+	c := *pe
+	c.Message = msg
+	return &c
+}

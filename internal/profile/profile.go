@@ -1,0 +1,288 @@
+// Package profile changes a player's name and nickname, email address and
+// password, each only after the owner confirms by email. A request stores
+// a pending change and mails a single-use token; confirm-change presents
+// the token and applies the change. An email change takes two
+// confirmations: first from the old address, then from the new one.
+//
+// Every step that sends mail writes the message to the outbox in the same
+// transaction as the change, so a request either leaves a pending change
+// and its message behind, or nothing.
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/platform"
+)
+
+// Type names what a change changes.
+type Type string
+
+// The change types.
+const (
+	TypeProfile  Type = "profile"  // name and nickname
+	TypeEmail    Type = "email"    // sign-in email
+	TypePassword Type = "password" // password
+)
+
+// Types lists the change types.
+var Types = []Type{TypeProfile, TypeEmail, TypePassword}
+
+// Step is where a pending change stands, and which confirmation a token
+// is for.
+type Step string
+
+// The steps.
+const (
+	// StepConfirm is the one confirmation of a profile or password change.
+	StepConfirm Step = "confirm"
+	// StepOldEmail is the approval of an email change by the old address.
+	StepOldEmail Step = "old-email"
+	// StepNewEmail is the confirmation of an email change by the new address.
+	StepNewEmail Step = "new-email"
+	// StepCompleted marks a change that was applied.
+	StepCompleted Step = "completed"
+)
+
+// Status is the state of a pending change.
+type Status string
+
+// The statuses of a change.
+const (
+	StatusPending    Status = "pending"
+	StatusCompleted  Status = "completed"
+	StatusSuperseded Status = "superseded"
+)
+
+// Values of Confirmation.Step.
+const (
+	ResultCompleted                = "completed"
+	ResultNewEmailVerificationSent = "new-email-verification-sent"
+)
+
+// Error codes of this package. Conflicts with other accounts use the
+// account package's codes (NICKNAME_TAKEN, USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL)
+// and a wrong current password its INVALID_PASSWORD.
+const (
+	CodeInvalidToken       = "INVALID_TOKEN"
+	CodeTokenExpired       = "TOKEN_EXPIRED"
+	CodeInvalidCallbackURL = "INVALID_CALLBACK_URL"
+	CodeChangeConflict     = "CHANGE_CONFLICT"
+)
+
+var (
+	// ErrInvalidToken answers every token that is unknown, malformed, used
+	// or superseded alike, so the answer reveals nothing about other tokens.
+	ErrInvalidToken = platform.Errorf(platform.KindInvalid, CodeInvalidToken,
+		"This confirmation link is invalid or was already used.")
+	// ErrTokenExpired: the token was valid but its time ran out.
+	ErrTokenExpired = platform.Errorf(platform.KindInvalid, CodeTokenExpired,
+		"This confirmation link has expired. Request the change again.")
+	// ErrInvalidCallbackURL: the callback URL is not an absolute http(s)
+	// URL on a trusted origin.
+	ErrInvalidCallbackURL = platform.Errorf(platform.KindForbidden, CodeInvalidCallbackURL, "Invalid callbackURL")
+	// ErrChangeConflict: what the change replaces was changed some other
+	// way since the request, so applying it would undo that.
+	ErrChangeConflict = platform.Errorf(platform.KindConflict, CodeChangeConflict,
+		"The account changed since this change was requested. Request it again.")
+)
+
+// Change is a pending (or finished) change.
+type Change struct {
+	ID     uuid.UUID
+	UserID uuid.UUID
+	Type   Type
+	Status Status
+	Step   Step
+	// The new values; only those of the change's type are set.
+	NewName         string
+	NewNickname     string
+	NewEmail        string
+	NewPasswordHash string
+	// BaseFingerprint hashes what the change replaces, as it was at
+	// request time (see fingerprint).
+	BaseFingerprint string
+	// CallbackURL is the validated client page the mailed links open.
+	CallbackURL string
+	// RequestedBy is "user" or the support actor who issued it.
+	RequestedBy string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CompletedAt *time.Time
+}
+
+// Token is a stored confirmation token: only its keyed hash.
+type Token struct {
+	Hash         string
+	ChangeID     uuid.UUID
+	UserID       uuid.UUID
+	Type         Type
+	Step         Step
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+	ConsumedAt   *time.Time
+	SupersededAt *time.Time
+}
+
+// Confirmation is the answer of confirm-change.
+type Confirmation struct {
+	Status        bool          `json:"status"`
+	Type          Type          `json:"type"`
+	Step          string        `json:"step"`
+	RequiresLogin bool          `json:"requiresLogin"`
+	User          *account.User `json:"user"`
+}
+
+// Tx is the transaction a request or a confirmation runs in. Locks are
+// always taken user first, so requests and confirmations of one user queue
+// behind each other instead of deadlocking.
+type Tx interface {
+	// LockUser reads the user and holds it until the transaction ends
+	// (FOR UPDATE on PostgreSQL).
+	LockUser(ctx context.Context, id uuid.UUID) (*account.User, error)
+	// TokenByHash returns the token with hash, or nil.
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	// ConsumeToken marks the token used if it is unused, not superseded and
+	// unexpired at now, and reports whether it did. Of concurrent callers
+	// at most one gets true.
+	ConsumeToken(ctx context.Context, hash string, now time.Time) (bool, error)
+	// LockChange reads a change and holds it.
+	LockChange(ctx context.Context, id uuid.UUID) (*Change, error)
+	// SupersedePending marks the user's pending changes of the given types
+	// (all types when none are given) and their unused tokens superseded.
+	SupersedePending(ctx context.Context, userID uuid.UUID, now time.Time, types ...Type) error
+	InsertChange(ctx context.Context, c *Change) error
+	// UpdateChange writes the status, step and timestamps of c.
+	UpdateChange(ctx context.Context, c *Change) error
+	InsertToken(ctx context.Context, t *Token) error
+	// NicknameTaken reports whether another user of realm has nickname,
+	// in any letter case.
+	NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error)
+	// EmailTaken reports whether another user of realm has email.
+	EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error)
+	// UpdateProfile, UpdateEmail (which also marks it verified) and
+	// SetPasswordHash return the account package's errors for taken
+	// nicknames and emails.
+	UpdateProfile(ctx context.Context, userID uuid.UUID, name, nickname string, at time.Time) error
+	UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error
+	SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error
+	// RevokeSessions deletes every session of the user.
+	RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error)
+	EnqueueMail(ctx context.Context, m *mail.Outgoing) error
+	InsertAudit(ctx context.Context, e *audit.Entry) error
+}
+
+// Store persists pending changes and tokens.
+type Store interface {
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// Token returns a token and its change, or nil, nil, nil.
+	Token(ctx context.Context, hash string) (*Token, *Change, error)
+	// HitRateLimit records one event under each key, unless some key
+	// already had limit events within window before now; then it records
+	// nothing and returns how long until that key has room again.
+	HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error)
+	// Prune drops the new password hash of pending changes untouched since
+	// staleBefore (their tokens have all expired), deletes changes (with
+	// their tokens) untouched since deleteBefore and rate-limit events from
+	// before eventsBefore. It returns how many changes it deleted.
+	Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error)
+}
+
+// Accounts is what the service needs from the account package.
+type Accounts interface {
+	VerifyPassword(ctx context.Context, u *account.User, password string) error
+	HashPassword(ctx context.Context, password string) (string, error)
+	Find(ctx context.Context, realm account.Realm, emailOrID string) (*account.User, error)
+	ByID(ctx context.Context, id uuid.UUID) (*account.User, error)
+}
+
+// Origins decides which origins callback URLs may point to.
+type Origins interface {
+	Trusted(rawURL string) bool
+}
+
+// Options configure the service.
+type Options struct {
+	// Secret keys the token hashes.
+	Secret string
+	// TokenTTL is how long each emailed token works (each step gets its own).
+	TokenTTL time.Duration
+	// RateLimit caps request-* calls per user and confirmation mails per
+	// recipient address within RateWindow.
+	RateLimit  int
+	RateWindow time.Duration
+}
+
+// Service runs the profile-change flows.
+type Service struct {
+	store    Store
+	accounts Accounts
+	composer *mail.Composer
+	wake     func()
+	origins  Origins
+	audit    *audit.Log
+	tokenKey []byte
+	ttl      time.Duration
+	limitN   int
+	window   time.Duration
+	now      func() time.Time
+}
+
+// New returns the service. wake is called after a commit that enqueued
+// mail, so the delivery worker sends it at once.
+func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), origins Origins, auditLog *audit.Log, opts Options, now func() time.Time) (*Service, error) {
+	if opts.Secret == "" {
+		return nil, errors.New("profile: a secret is required")
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = time.Hour
+	}
+	if opts.RateWindow <= 0 {
+		opts.RateWindow = time.Hour
+	}
+	if wake == nil {
+		wake = func() {}
+	}
+	return &Service{
+		store:    store,
+		accounts: accounts,
+		composer: composer,
+		wake:     wake,
+		origins:  origins,
+		audit:    auditLog,
+		tokenKey: tokenKey(opts.Secret),
+		ttl:      opts.TokenTTL,
+		limitN:   opts.RateLimit,
+		window:   opts.RateWindow,
+		now:      now,
+	}, nil
+}
+
+// clock returns the time in UTC at millisecond precision, which both
+// databases store exactly.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// Retention is how long finished and abandoned changes, and their tokens,
+// stay around for `token inspect`.
+const Retention = 30 * 24 * time.Hour
+
+// Prune keeps the tables small and drops secrets nobody can use any more:
+// the new password hash of a change whose tokens have all expired, and
+// every change older than Retention. serve runs it hourly.
+func (s *Service) Prune(ctx context.Context) (int, error) {
+	now := s.clock()
+	n, err := s.store.Prune(ctx, now.Add(-s.ttl), now.Add(-Retention), now.Add(-s.window))
+	if err != nil {
+		return 0, fmt.Errorf("prune profile changes: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/profile"
+)
+
+type changeRow struct {
+	bun.BaseModel `bun:"table:profile_changes"`
+
+	ID              uuid.UUID  `bun:"id,pk"`
+	UserID          uuid.UUID  `bun:"user_id"`
+	Type            string     `bun:"type"`
+	Status          string     `bun:"status"`
+	Step            string     `bun:"step"`
+	NewName         *string    `bun:"new_name"`
+	NewNickname     *string    `bun:"new_nickname"`
+	NewEmail        *string    `bun:"new_email"`
+	NewPasswordHash *string    `bun:"new_password_hash"`
+	BaseFingerprint string     `bun:"base_fingerprint"`
+	CallbackURL     string     `bun:"callback_url"`
+	RequestedBy     string     `bun:"requested_by"`
+	CreatedAt       time.Time  `bun:"created_at"`
+	UpdatedAt       time.Time  `bun:"updated_at"`
+	CompletedAt     *time.Time `bun:"completed_at"`
+}
+
+func changeToRow(c *profile.Change) *changeRow {
+	return &changeRow{
+		ID: c.ID, UserID: c.UserID, Type: string(c.Type), Status: string(c.Status), Step: string(c.Step),
+		NewName: nullable(c.NewName), NewNickname: nullable(c.NewNickname), NewEmail: nullable(c.NewEmail),
+		NewPasswordHash: nullable(c.NewPasswordHash), BaseFingerprint: c.BaseFingerprint,
+		CallbackURL: c.CallbackURL, RequestedBy: c.RequestedBy,
+		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), CompletedAt: utcPtr(c.CompletedAt),
+	}
+}
+
+func (r *changeRow) change() *profile.Change {
+	return &profile.Change{
+		ID: r.ID, UserID: r.UserID, Type: profile.Type(r.Type), Status: profile.Status(r.Status), Step: profile.Step(r.Step),
+		NewName: deref(r.NewName), NewNickname: deref(r.NewNickname), NewEmail: deref(r.NewEmail),
+		NewPasswordHash: deref(r.NewPasswordHash), BaseFingerprint: r.BaseFingerprint,
+		CallbackURL: r.CallbackURL, RequestedBy: r.RequestedBy,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), CompletedAt: utcPtr(r.CompletedAt),
+	}
+}
+
+type profileTokenRow struct {
+	bun.BaseModel `bun:"table:profile_tokens"`
+
+	TokenHash    string     `bun:"token_hash,pk"`
+	ChangeID     uuid.UUID  `bun:"change_id"`
+	UserID       uuid.UUID  `bun:"user_id"`
+	Type         string     `bun:"type"`
+	Step         string     `bun:"step"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	ExpiresAt    time.Time  `bun:"expires_at"`
+	ConsumedAt   *time.Time `bun:"consumed_at"`
+	SupersededAt *time.Time `bun:"superseded_at"`
+}
+
+func (r *profileTokenRow) token() *profile.Token {
+	return &profile.Token{
+		Hash: r.TokenHash, ChangeID: r.ChangeID, UserID: r.UserID, Type: profile.Type(r.Type), Step: profile.Step(r.Step),
+		CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
+		ConsumedAt: utcPtr(r.ConsumedAt), SupersededAt: utcPtr(r.SupersededAt),
+	}
+}
+
+type rateEventRow struct {
+	bun.BaseModel `bun:"table:profile_rate_events"`
+
+	ID  int64     `bun:"id,pk,autoincrement"`
+	Key string    `bun:"key"`
+	At  time.Time `bun:"at"`
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// ProfileStore implements profile.Store.
+type ProfileStore struct{ db *DB }
+
+// Profiles returns the pending-change store.
+func (db *DB) Profiles() *ProfileStore { return &ProfileStore{db: db} }
+
+// InTx implements profile.Store.
+func (s *ProfileStore) InTx(ctx context.Context, fn func(ctx context.Context, tx profile.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, &profileTx{tx: tx, postgres: s.db.dialect == Postgres})
+	})
+}
+
+// Token implements profile.Store.
+func (s *ProfileStore) Token(ctx context.Context, hash string) (*profile.Token, *profile.Change, error) {
+	tok, err := tokenByHash(ctx, s.db.bun, hash)
+	if err != nil || tok == nil {
+		return nil, nil, err
+	}
+	var row changeRow
+	if err := s.db.bun.NewSelect().Model(&row).Where("id = ?", tok.ChangeID).Scan(ctx); err != nil {
+		return nil, nil, mapError(err)
+	}
+	return tok, row.change(), nil
+}
+
+func tokenByHash(ctx context.Context, idb bun.IDB, hash string) (*profile.Token, error) {
+	var row profileTokenRow
+	err := idb.NewSelect().Model(&row).Where("token_hash = ?", hash).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return row.token(), nil
+}
+
+// HitRateLimit implements profile.Store as a sliding window in the
+// database, so that every serve process shares one count (Prune deletes
+// events that left the window). On PostgreSQL
+// transaction-scoped advisory locks on the keys serialise concurrent hits
+// of a key; SQLite's immediate transactions serialise everything.
+func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
+	now = now.UTC()
+	since := now.Add(-window)
+	keys = slices.Sorted(slices.Values(keys)) // one lock order for every caller
+	var wait time.Duration
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		for _, key := range keys {
+			if s.db.dialect == Postgres {
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+					return err
+				}
+			}
+			n, err := tx.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
+			if err != nil {
+				return err
+			}
+			if n < int64(limit) {
+				continue
+			}
+			// A slot frees up when the event that put the key at its limit
+			// leaves the window.
+			var oldest rateEventRow
+			if err := tx.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
+				Order("at").Offset(n - int64(limit)).Limit(1).Scan(ctx); err != nil {
+				return err
+			}
+			wait = max(wait, oldest.At.UTC().Add(window).Sub(now), time.Second)
+		}
+		if wait > 0 {
+			return nil
+		}
+		rows := make([]rateEventRow, len(keys))
+		for i, key := range keys {
+			rows[i] = rateEventRow{Key: key, At: now}
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("rate limit: %w", err))
+	}
+	return wait, nil
+}
+
+// Prune implements profile.Store.
+func (s *ProfileStore) Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error) {
+	var deleted int64
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
+			Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, staleBefore.UTC()).
+			Exec(ctx); err != nil {
+			return err
+		}
+		res, err := tx.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", deleteBefore.UTC()).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if deleted, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", eventsBefore.UTC()).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("prune profile changes: %w", err))
+	}
+	return int(deleted), nil
+}
+
+// profileTx implements profile.Tx over one bun transaction.
+type profileTx struct {
+	tx       bun.Tx
+	postgres bool
+}
+
+func (t *profileTx) forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+	if t.postgres {
+		return q.For("UPDATE")
+	}
+	// SQLite: the immediate transaction already holds the write lock.
+	return q
+}
+
+func (t *profileTx) LockUser(ctx context.Context, id uuid.UUID) (*account.User, error) {
+	var row userRow
+	err := t.forUpdate(t.tx.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, account.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return row.user(), nil
+}
+
+func (t *profileTx) TokenByHash(ctx context.Context, hash string) (*profile.Token, error) {
+	return tokenByHash(ctx, t.tx, hash)
+}
+
+func (t *profileTx) ConsumeToken(ctx context.Context, hash string, now time.Time) (bool, error) {
+	now = now.UTC()
+	res, err := t.tx.NewUpdate().Model((*profileTokenRow)(nil)).
+		Set("consumed_at = ?", now).
+		Where("token_hash = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ?", hash, now).
+		Exec(ctx)
+	if err != nil {
+		return false, mapError(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (t *profileTx) LockChange(ctx context.Context, id uuid.UUID) (*profile.Change, error) {
+	var row changeRow
+	if err := t.forUpdate(t.tx.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx); err != nil {
+		return nil, mapError(err)
+	}
+	return row.change(), nil
+}
+
+func (t *profileTx) SupersedePending(ctx context.Context, userID uuid.UUID, now time.Time, types ...profile.Type) error {
+	now = now.UTC()
+	pending := t.tx.NewSelect().Model((*changeRow)(nil)).Column("id").Where("user_id = ? AND status = ?", userID, profile.StatusPending)
+	update := t.tx.NewUpdate().Model((*changeRow)(nil)).
+		Set("status = ?", profile.StatusSuperseded).Set("new_password_hash = NULL").Set("updated_at = ?", now).
+		Where("user_id = ? AND status = ?", userID, profile.StatusPending)
+	if len(types) > 0 {
+		names := make([]string, len(types))
+		for i, ty := range types {
+			names[i] = string(ty)
+		}
+		pending = pending.Where("type IN (?)", bun.In(names))
+		update = update.Where("type IN (?)", bun.In(names))
+	}
+	if _, err := t.tx.NewUpdate().Model((*profileTokenRow)(nil)).Set("superseded_at = ?", now).
+		Where("consumed_at IS NULL AND superseded_at IS NULL AND change_id IN (?)", pending).Exec(ctx); err != nil {
+		return mapError(err)
+	}
+	_, err := update.Exec(ctx)
+	return mapError(err)
+}
+
+func (t *profileTx) InsertChange(ctx context.Context, c *profile.Change) error {
+	_, err := t.tx.NewInsert().Model(changeToRow(c)).Exec(ctx)
+	return mapError(err)
+}
+
+// UpdateChange writes the state of c. A change that is no longer pending
+// drops its new password hash: it is either in the users table now or
+// will never be used.
+func (t *profileTx) UpdateChange(ctx context.Context, c *profile.Change) error {
+	q := t.tx.NewUpdate().Model((*changeRow)(nil)).
+		Set("status = ?", string(c.Status)).Set("step = ?", string(c.Step)).
+		Set("updated_at = ?", c.UpdatedAt.UTC()).Set("completed_at = ?", utcPtr(c.CompletedAt)).
+		Where("id = ?", c.ID)
+	if c.Status != profile.StatusPending {
+		q = q.Set("new_password_hash = NULL")
+	}
+	_, err := q.Exec(ctx)
+	return mapError(err)
+}
+
+func (t *profileTx) InsertToken(ctx context.Context, tok *profile.Token) error {
+	row := &profileTokenRow{
+		TokenHash: tok.Hash, ChangeID: tok.ChangeID, UserID: tok.UserID, Type: string(tok.Type), Step: string(tok.Step),
+		CreatedAt: tok.CreatedAt.UTC(), ExpiresAt: tok.ExpiresAt.UTC(),
+	}
+	_, err := t.tx.NewInsert().Model(row).Exec(ctx)
+	return mapError(err)
+}
+
+func (t *profileTx) NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error) {
+	ok, err := t.tx.NewSelect().Model((*userRow)(nil)).
+		Where("realm = ? AND nickname_key = ? AND id <> ?", string(realm), account.NicknameKey(nickname), except).Exists(ctx)
+	return ok, mapError(err)
+}
+
+func (t *profileTx) EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error) {
+	ok, err := t.tx.NewSelect().Model((*userRow)(nil)).
+		Where("realm = ? AND email = ? AND id <> ?", string(realm), email, except).Exists(ctx)
+	return ok, mapError(err)
+}
+
+func (t *profileTx) UpdateProfile(ctx context.Context, userID uuid.UUID, name, nickname string, at time.Time) error {
+	_, err := t.tx.NewUpdate().Model((*userRow)(nil)).
+		Set("name = ?", name).Set("nickname = ?", nickname).Set("nickname_key = ?", account.NicknameKey(nickname)).
+		Set("updated_at = ?", at.UTC()).Where("id = ?", userID).Exec(ctx)
+	return mapUserError(err)
+}
+
+func (t *profileTx) UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error {
+	_, err := t.tx.NewUpdate().Model((*userRow)(nil)).
+		Set("email = ?", email).Set("email_verified = ?", true).
+		Set("updated_at = ?", at.UTC()).Where("id = ?", userID).Exec(ctx)
+	return mapUserError(err)
+}
+
+func (t *profileTx) SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error {
+	return setPasswordHash(ctx, t.tx, userID, hash, at)
+}
+
+func (t *profileTx) RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error) {
+	return revokeSessionsTx(ctx, t.tx, userID)
+}
+
+func (t *profileTx) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
+	return enqueueMailTx(ctx, t.tx, m)
+}
+
+func (t *profileTx) InsertAudit(ctx context.Context, e *audit.Entry) error {
+	return insertAudit(ctx, t.tx, e)
+}
