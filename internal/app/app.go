@@ -217,6 +217,10 @@ func (a *App) buildMail() error {
 	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
 		PollInterval: a.Config.MailPollInterval,
 		BackoffBase:  a.Config.MailRetryBase,
+		Lease:        a.Config.MailLease,
+		// The worker wants the lease to cover two conversations; keep
+		// the 30s default when the lease allows it.
+		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
 	})
 	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
 	return nil

@@ -95,6 +95,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
 	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
+	{Env: "PLATFORM_MAIL_LEASE", Flag: "mail-lease", Default: "2m", Usage: "how long a claimed message belongs to its worker; a process killed mid-delivery delays the message by at most this",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailLease, v) }},
 	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Default: "200", Usage: "most friends a player may have",
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
 	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
