@@ -19,6 +19,7 @@
 #   BENCH_WARMUP       unmeasured warm-up per scenario      (3s)
 #   BENCH_COUNT        runs of each Go benchmark (median)   (5)
 #   BENCH_GOBENCH      set to 0 to skip the Go benchmarks
+#   BENCH_ONLY         comma-separated scenario names to run (default all)
 #   BENCH_OUT          directory for the results            (./bench-results)
 #   PGHOST PGPORT PGUSER  the PostgreSQL server             (127.0.0.1 5432 postgres)
 set -euo pipefail
@@ -122,10 +123,11 @@ log "starting serve on $base (database $db)"
 serve_pid=$!
 
 label="PostgreSQL $(psql -Atq -d postgres -c 'SHOW server_version') on $PGHOST:$PGPORT; server, load generator and database share the machine"
-common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.1:$smtp_port" -pid "$serve_pid" -label "$label")
+common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.1:$smtp_port"
+	-pid "$serve_pid" -pg-url "$PLATFORM_DATABASE_URL" -label "$label")
 
 if [ "$mode" = bench ]; then
-	timeout 15m "$work/loadgen" run "${common[@]}" -d "$duration" -warmup "$warmup" \
+	timeout 15m "$work/loadgen" run "${common[@]}" -d "$duration" -warmup "$warmup" -only "${BENCH_ONLY:-}" \
 		"${gobench_args[@]}" -json "$out/bench.json" | tee "$out/bench.txt"
 	log "results in $out/bench.txt and $out/bench.json"
 else

@@ -30,6 +30,7 @@ type runner struct {
 	sink        *sink
 	mailTimeout time.Duration
 	reqTimeout  time.Duration
+	cpu         *cpuMeter
 
 	mu     sync.Mutex
 	vusers []*vuser
@@ -245,6 +246,7 @@ type scenarioResult struct {
 	Errors      int64          `json:"errors"`
 	ErrorKinds  map[string]int `json:"errorKinds"`
 	RSS         *rssReport     `json:"rssMiB,omitempty"`
+	CPU         *cpuReport     `json:"cpu,omitempty"`
 	Targets     Targets        `json:"targets"`
 }
 
@@ -308,9 +310,11 @@ func (r *runner) runScenario(ctx context.Context, sc *Scenario, conns int, dur, 
 		recs[i] = newRecorder(len(sc.Steps))
 	}
 	rss.resetPeak()
+	r.cpu.begin(ctx)
 	start := time.Now()
 	r.drive(ctx, sc, users, dur, iterations, recs)
 	elapsed := time.Since(start)
+	r.cpu.finish(ctx)
 	rss.mark("peak-end")
 	// Let the server settle (idle connections, finished deliveries)
 	// before the "after" sample.
@@ -345,6 +349,7 @@ func (r *runner) runScenario(ctx context.Context, sc *Scenario, conns int, dur, 
 		}
 	}
 	res.RSS = rss.report()
+	res.CPU = r.cpu.report(res.Requests)
 	return res, nil
 }
 
