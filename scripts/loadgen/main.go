@@ -40,11 +40,11 @@ func main() {
 
 type options struct {
 	plan, base, smtp, jsonOut, gobench, label, only, pgURL string
-	conns                                           int
-	dur, warmup, interval, mailTimeout, reqTimeout  time.Duration
-	wait                                            time.Duration
-	iterations                                      int64
-	pid                                             int
+	conns                                                  int
+	dur, warmup, interval, mailTimeout, reqTimeout         time.Duration
+	wait                                                   time.Duration
+	iterations                                             int64
+	pid                                                    int
 }
 
 func run(ctx context.Context, args []string) int {
