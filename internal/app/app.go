@@ -24,6 +24,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
@@ -60,6 +61,8 @@ type App struct {
 	Seeder  *seed.Seeder
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
+	// Matchmaking serves the queue presets and their maps.
+	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -96,6 +99,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.Matchmaking = matchmaking.New(matchmaking.StaticSeeds{Short: cfg.MapSeedShort, Long: cfg.MapSeedLong})
 	a.Metrics = prometheus.NewRegistry()
 	a.Metrics.MustRegister(
 		collectors.NewGoCollector(),
@@ -152,7 +156,7 @@ type mailer struct {
 // buildPlayer wires the player meta state: live-ops, the player service,
 // the seeder, and the facts /api/meta publishes about them.
 func (a *App) buildPlayer() {
-	a.Queues = queuePresets
+	a.Queues = lobbyQueues()
 	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
 	limits := player.DefaultLimits
 	limits.MaxFriends = a.Config.FriendLimit
@@ -164,13 +168,16 @@ func (a *App) buildPlayer() {
 	a.System.AddMeta("lobby", player.LobbyInfo())
 }
 
-// queuePresets are the matchmaking queues as lobbies see them.
-var queuePresets = player.QueueList{
-	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
-	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
-	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+// lobbyQueues shows lobbies the matchmaking queue presets: a lobby's
+// capacity is the largest party its queue admits.
+func lobbyQueues() player.QueueList {
+	presets := matchmaking.Presets()
+	out := make(player.QueueList, len(presets))
+	for i, q := range presets {
+		out[i] = player.Queue{ID: q.ID, Mode: q.Mode, MapSize: string(q.MapSize), PartySize: q.PartySize.Max,
+			Rated: q.Rated, RequiresValidDeck: q.RequiresValidDeck, Enabled: q.Enabled}
+	}
+	return out
 }
 
 // SeedEmptySQLite applies the embedded fixtures to an embedded database
@@ -252,13 +259,14 @@ func (a *App) migrate(ctx context.Context) error {
 // Handler returns the HTTP API.
 func (a *App) Handler() (http.Handler, error) {
 	return httpapi.NewHandler(httpapi.Deps{
-		Log:     a.Log,
-		Config:  a.Config,
-		System:  a.System,
-		Metrics: a.httpMetrics,
-		Auth:    a.Auth,
-		Players: a.Players,
-		Profile: a.Profile,
+		Log:         a.Log,
+		Config:      a.Config,
+		System:      a.System,
+		Matchmaking: a.Matchmaking,
+		Metrics:     a.httpMetrics,
+		Auth:        a.Auth,
+		Players:     a.Players,
+		Profile:     a.Profile,
 	})
 }
 

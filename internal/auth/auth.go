@@ -104,6 +104,9 @@ type Store interface {
 	// transaction; ErrTokenNotFound when the token is unknown, used,
 	// expired or stale.
 	VerifyEmail(ctx context.Context, realm account.Realm, tokenHash string, now time.Time) (*account.User, error)
+	// SupportStore: the audited support writes.
+	SupportStore
+
 	// ResetPassword consumes a reset-password token, sets the new password
 	// hash, deletes every session and reset token of the user and enqueues
 	// notice, in one transaction; ErrTokenNotFound as above.

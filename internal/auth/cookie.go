@@ -1,12 +1,16 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/account"
@@ -29,19 +33,40 @@ type Cookies struct {
 	secret   []byte
 	secure   bool
 	prefixes map[account.Realm]string
-	ttl      time.Duration
+	// readNames are the session cookie names read per realm: with and
+	// without __Secure-, as better-auth reads both.
+	readNames map[account.Realm][2]string
+	ttl       time.Duration
+	// macs reuses keyed HMAC states: every signed-in request verifies one.
+	macs sync.Pool
 }
 
 // NewCookies returns the cookie codec. secure adds the __Secure- prefix and
 // the Secure attribute (an https base URL); ttl is the Max-Age of a
 // remembered session.
 func NewCookies(secret string, secure bool, playerPrefix, adminPrefix string, ttl time.Duration) *Cookies {
-	return &Cookies{
+	c := &Cookies{
 		secret:   []byte(secret),
 		secure:   secure,
 		prefixes: map[account.Realm]string{account.RealmPlayer: playerPrefix, account.RealmAdmin: adminPrefix},
 		ttl:      ttl,
 	}
+	c.readNames = map[account.Realm][2]string{}
+	for realm, prefix := range c.prefixes {
+		c.readNames[realm] = [2]string{securePrefix + prefix + sessionTokenCookie, prefix + sessionTokenCookie}
+	}
+	c.macs.New = func() any { return hmac.New(sha256.New, c.secret) }
+	return c
+}
+
+// mac appends the HMAC-SHA256 of msg under the secret to dst.
+func (c *Cookies) mac(dst []byte, msg string) []byte {
+	m := c.macs.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, msg) //nolint:errcheck // hashes do not fail
+	dst = m.Sum(dst)
+	c.macs.Put(m)
+	return dst
 }
 
 func (c *Cookies) name(realm account.Realm, suffix string) string {
@@ -58,69 +83,104 @@ func (c *Cookies) SessionCookieName(realm account.Realm) string {
 
 // Sign returns the signed, URL-encoded cookie value of token.
 func (c *Cookies) Sign(token string) string {
-	mac := hmac.New(sha256.New, c.secret)
-	mac.Write([]byte(token))
-	return url.QueryEscape(token + "." + base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	var sum [sha256.Size]byte
+	return url.QueryEscape(token + "." + base64.StdEncoding.EncodeToString(c.mac(sum[:0], token)))
 }
 
 // Verify returns the token inside a signed cookie value, and false when the
 // value is malformed or its signature does not match.
 func (c *Cookies) Verify(value string) (string, bool) {
-	if strings.IndexByte(value, '%') >= 0 {
-		v, err := url.PathUnescape(value)
-		if err != nil {
-			return "", false
-		}
-		value = v
+	var buf [maxCookieValue]byte
+	raw, ok := unescape(buf[:0], value)
+	if !ok {
+		return "", false
 	}
-	dot := strings.LastIndexByte(value, '.')
+	dot := bytes.LastIndexByte(raw, '.')
 	if dot <= 0 {
 		return "", false
 	}
-	token, sig := value[:dot], value[dot+1:]
+	token, sig := raw[:dot], raw[dot+1:]
 	if len(sig) != signatureLen || sig[signatureLen-1] != '=' {
 		return "", false
 	}
 	var got [sha256.Size + 2]byte
-	n, err := base64.StdEncoding.Decode(got[:], []byte(sig))
+	n, err := base64.StdEncoding.Decode(got[:], sig)
 	if err != nil || n != sha256.Size {
 		return "", false
 	}
-	mac := hmac.New(sha256.New, c.secret)
-	mac.Write([]byte(token))
-	if !hmac.Equal(mac.Sum(nil), got[:n]) {
+	var want [sha256.Size]byte
+	if !hmac.Equal(c.mac(want[:0], string(token)), got[:n]) {
 		return "", false
 	}
-	return token, true
+	return string(token), true
+}
+
+// maxCookieValue bounds the cookie values Verify reads; a session cookie
+// is 43 + 1 + 44 bytes before escaping.
+const maxCookieValue = 512
+
+// unescape percent-decodes s (decodeURIComponent: '+' stays '+') into dst,
+// refusing malformed escapes and values longer than maxCookieValue.
+func unescape(dst []byte, s string) ([]byte, bool) {
+	if len(s) > maxCookieValue {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			dst = append(dst, s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return nil, false
+		}
+		hi, ok1 := unhex(s[i+1])
+		lo, ok2 := unhex(s[i+2])
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		dst = append(dst, hi<<4|lo)
+		i += 2
+	}
+	return dst, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // TokenFromRequest returns the verified session token of realm carried by
 // r, accepting the cookie with and without the __Secure- prefix as
 // better-auth does.
+//
+// It scans the Cookie headers itself rather than through r.Cookie, which
+// parses every cookie of the request into a new slice on each call.
 func (c *Cookies) TokenFromRequest(realm account.Realm, r *http.Request) (string, bool) {
-	base := c.prefixes[realm] + sessionTokenCookie
-	for _, name := range [2]string{securePrefix + base, base} {
-		ck, err := r.Cookie(name)
-		if err != nil || ck.Value == "" {
-			continue
-		}
-		if token, ok := c.Verify(ck.Value); ok {
-			return token, true
+	names := c.readNames[realm]
+	for _, line := range r.Header["Cookie"] {
+		for len(line) > 0 {
+			var pair string
+			pair, line, _ = strings.Cut(line, ";")
+			name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || (name != names[0] && name != names[1]) {
+				continue
+			}
+			if len(value) > 1 && value[0] == '"' && value[len(value)-1] == '"' {
+				value = value[1 : len(value)-1]
+			}
+			if token, ok := c.Verify(value); ok {
+				return token, true
+			}
 		}
 	}
 	return "", false
-}
-
-// HasSessionCookie reports whether r carries any cookie of realm's session,
-// valid or not.
-func (c *Cookies) HasSessionCookie(realm account.Realm, r *http.Request) bool {
-	base := c.prefixes[realm] + sessionTokenCookie
-	for _, name := range [2]string{securePrefix + base, base} {
-		if _, err := r.Cookie(name); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Cookies) cookie(name, value string, maxAge int) *http.Cookie {

@@ -87,6 +87,10 @@ func newRootCmd(e *env) *cobra.Command {
 		newSeedCmd(e),
 		newTokenCmd(e),
 		newMailCmd(e),
+		newAdminCmd(e),
+		newSessionsCmd(e),
+		newAuditCmd(e),
+		newMapCmd(e),
 	)
 	return root
 }

@@ -46,7 +46,7 @@ func TestSeedFixtures(t *testing.T) {
 		t.Fatalf("dry run: %+v", dry)
 	}
 	first := seedReport(t, run(t, ctx, env, "seed", "fixtures", "--output", "json"))
-	if got := actions(first); got["catalog"] != seed.ActionPublished || got["liveops"] != seed.ActionPublished || got["world/lobby/grace-casual"] != seed.ActionApplied {
+	if got := actions(first); got["catalog"] != seed.ActionPublished || got["liveops"] != seed.ActionPublished || got["world/lobby/grace-custom"] != seed.ActionApplied {
 		t.Fatalf("first run after a dry run: %v (did the dry run write?)", got)
 	}
 	r := run(t, ctx, env, "seed", "fixtures")

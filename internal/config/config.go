@@ -99,10 +99,15 @@ type Config struct {
 	FriendLimit int
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
+
 	// ProfileRateLimit caps profile change requests per user, and
 	// confirmation mails per recipient address, per hour (0 turns the
 	// limits off).
 	ProfileRateLimit int
+	// MapSeedShort and MapSeedLong pick the maps the matchmaking queues
+	// serve until live operations choose others.
+	MapSeedShort uint64
+	MapSeedLong  uint64
 }
 
 // Error is a configuration problem: which setting, and what is wrong.

@@ -136,3 +136,24 @@ func TestSecretRequiredInProductionAndGeneratedInDevelopment(t *testing.T) {
 		t.Fatalf("secret not kept across runs: %v", err)
 	}
 }
+
+func TestMapSeeds(t *testing.T) {
+	env := map[string]string{"PLATFORM_DATA_DIR": t.TempDir()}
+	c, err := Load(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MapSeedShort != 20261121 || c.MapSeedLong != 20261122 {
+		t.Errorf("default seeds %d/%d", c.MapSeedShort, c.MapSeedLong)
+	}
+	env["PLATFORM_MAP_SEED_LONG"] = "18446744073709551615"
+	c, err = Load(func(k string) string { return env[k] }, map[string]string{"map-seed-short": "0"})
+	if err != nil || c.MapSeedShort != 0 || c.MapSeedLong != 18446744073709551615 {
+		t.Fatalf("seeds %d/%d, %v", c.MapSeedShort, c.MapSeedLong, err)
+	}
+	env["PLATFORM_MAP_SEED_SHORT"] = "-1"
+	var ce *Error
+	if _, err := Load(func(k string) string { return env[k] }, nil); !errors.As(err, &ce) || ce.Setting != "PLATFORM_MAP_SEED_SHORT" {
+		t.Fatalf("negative seed: %v", err)
+	}
+}

@@ -110,6 +110,10 @@ var settings = []Setting{
 			c.ProfileRateLimit = int(n)
 			return nil
 		}},
+	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
+		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
+	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
+		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of
@@ -206,6 +210,15 @@ func parseInt(dst *int, v string) error {
 	n, err := strconv.Atoi(v)
 	if err != nil {
 		return fmt.Errorf("must be an integer")
+	}
+	*dst = n
+	return nil
+}
+
+func parseUint64(dst *uint64, v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("must be an integer from 0 to 18446744073709551615")
 	}
 	*dst = n
 	return nil

@@ -49,15 +49,44 @@ func normalizeAuthPath(escaped string) string {
 
 // blockedAuthPath reports whether an escaped request path names a blocked
 // account mutation under /api/auth, on any mount, and which profile
-// endpoint replaces it. A path segment matches after parameters (";x") and
-// trailing dots, spaces and control characters are cut, because some
-// servers and proxies ignore them.
+// endpoint replaces it.
 func blockedAuthPath(escaped string) (replacement string, blocked bool) {
-	p := normalizeAuthPath(escaped)
+	p := quickNormalize(escaped)
 	if !underAuth(p) {
 		return "", false
 	}
-	for _, seg := range strings.Split(p, "/") {
+	return blockedSegment(p)
+}
+
+// quickNormalize is normalizeAuthPath without its allocations for the
+// common path that is already normal: lower-case letters, digits, '-',
+// '_' and single slashes only (no escapes, dots or backslashes), where
+// normalising only drops a trailing slash.
+func quickNormalize(escaped string) string {
+	if len(escaped) == 0 || escaped[0] != '/' {
+		return normalizeAuthPath(escaped)
+	}
+	for i := 1; i < len(escaped); i++ {
+		c := escaped[i]
+		plain := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '/' && escaped[i-1] != '/'
+		if !plain {
+			return normalizeAuthPath(escaped)
+		}
+	}
+	if len(escaped) > 1 {
+		return strings.TrimSuffix(escaped, "/")
+	}
+	return escaped
+}
+
+// blockedSegment looks for a blocked name among the segments of a
+// normalised path. A segment matches after parameters (";x") and trailing
+// dots, spaces and control characters are cut, because some servers and
+// proxies ignore them.
+func blockedSegment(p string) (string, bool) {
+	for rest := p; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
 		if i := strings.IndexByte(seg, ';'); i >= 0 {
 			seg = seg[:i]
 		}
@@ -76,8 +105,12 @@ func blockedAuthPath(escaped string) (replacement string, blocked bool) {
 // instead of the mux's redirect to the cleaned path.
 func guardAuthPaths() negroni.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-		escaped := r.URL.EscapedPath()
-		if target, blocked := blockedAuthPath(escaped); blocked {
+		p := quickNormalize(r.URL.EscapedPath())
+		if !underAuth(p) {
+			next(w, r)
+			return
+		}
+		if target, blocked := blockedSegment(p); blocked {
 			respond(w, http.StatusNotFound, errorBody{
 				Code:    codeAccountMutationBlocked,
 				Message: "Account changes are not made here; use " + target + ", which confirms the change by email",
@@ -85,7 +118,7 @@ func guardAuthPaths() negroni.HandlerFunc {
 			})
 			return
 		}
-		if underAuth(normalizeAuthPath(escaped)) && r.URL.Path != path.Clean(r.URL.Path) {
+		if r.URL.Path != path.Clean(r.URL.Path) {
 			respond(w, http.StatusNotFound, errorBody{Code: platform.CodeNotFound, Message: "no such route"})
 			return
 		}

@@ -34,10 +34,10 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"emailRequest":             decodeOnly[emailRequest],
 	"resetPasswordRequest":     decodeOnly[resetPasswordRequest],
 	"optionalBody":             decodeOnly[optionalBody],
-	"profileChangeRequest":     decodeOnly[profileChangeRequest],
-	"emailChangeRequest":       decodeOnly[emailChangeRequest],
-	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
 	"confirmChangeRequest":     decodeOnly[confirmChangeRequest],
+	"profileChangeRequest":     decodeOnly[profileChangeRequest],
+	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
+	"emailChangeRequest":       decodeOnly[emailChangeRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {
@@ -59,6 +59,9 @@ func FuzzDecodeRequestBodies(f *testing.F) {
 		`{"lobbyId":"00000000-0000-4000-8000-000000000000","code":"ABCD"}`,
 		`{"ready":true}`,
 		`{"playerId":"00000000-0000-4000-8000-000000000000"}`,
+		`{"name":"Ada","nickname":"ada","callbackURL":"https://play.example.com/c"}`,
+		`{"newEmail":"a@example.com","currentPassword":"x","newPassword":"y"}`,
+		`{"token":"` + strings.Repeat("0f", 32) + `"}`, `{"token":12}`,
 		`{"deckId":"0000000-0000-4000-8000-0000000000001"}`,
 		`{"name":"Ada","nickname":"ada","email":"ada@example.com","password":"correct horse","rememberMe":false}`,
 		`{"email":"ada@example.com","password":"x","callbackURL":"/lobby"}`,

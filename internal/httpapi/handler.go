@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -21,6 +22,8 @@ type Deps struct {
 	Log    *slog.Logger
 	Config *config.Config
 	System *system.Service
+	// Matchmaking serves GET /api/matchmaking/queues.
+	Matchmaking *matchmaking.Service
 	// Metrics, when set, records request counts and latencies.
 	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).

@@ -24,6 +24,19 @@ func createLobby(t *testing.T, c *apitest.Client, queue, visibility string) *pla
 	return r.Lobby
 }
 
+// queueCapacity is the lobby capacity the server gives a queue: the
+// preset's largest party.
+func queueCapacity(t *testing.T, srv *apitest.Server, queue string) int {
+	t.Helper()
+	for _, q := range srv.App.Queues.Queues() {
+		if q.ID == queue {
+			return q.PartySize
+		}
+	}
+	t.Fatalf("no queue %s", queue)
+	return 0
+}
+
 func lobbyPath(l *player.Lobby, action string) string {
 	return "/api/player/lobbies/" + l.ID.String() + "/" + action
 }
@@ -48,8 +61,8 @@ func TestLobbyLifecycle(t *testing.T) {
 	act(t, friend.Client, "accept", host.User.Nickname)
 	act(t, host.Client, "block", blocked.User.Nickname)
 
-	pub := createLobby(t, host.Client, "casual-short", "public")
-	if pub.Code == nil || len(*pub.Code) != player.JoinCodeLen || pub.Capacity != 4 || pub.MemberCount != 1 ||
+	pub := createLobby(t, host.Client, "custom-hosted", "public")
+	if pub.Code == nil || len(*pub.Code) != player.JoinCodeLen || pub.Capacity != queueCapacity(t, srv, "custom-hosted") || pub.MemberCount != 1 ||
 		pub.Host.ID != host.User.ID || pub.Status != player.LobbyOpen || !pub.Members[0].Host {
 		t.Fatalf("created lobby: %+v", pub)
 	}
@@ -65,7 +78,7 @@ func TestLobbyLifecycle(t *testing.T) {
 		c    *apitest.Client
 		want bool
 	}{"friend": {friend.Client, true}, "stranger": {stranger.Client, true}, "blocked": {blocked.Client, false}} {
-		ids, _ := listed(t, tt.c, "?queue=casual-short")
+		ids, _ := listed(t, tt.c, "?queue=custom-hosted")
 		if slices.Contains(ids, pub.ID) != tt.want {
 			t.Errorf("%s lists the public lobby: %v, want %v", name, !tt.want, tt.want)
 		}
@@ -195,7 +208,7 @@ func TestLobbyLifecycle(t *testing.T) {
 func TestLobbyJoinRaceForTheLastSlots(t *testing.T) {
 	srv := newPlayerServer(t)
 	host := newPlayer(t, srv)
-	l := createLobby(t, host.Client, "casual-short", "public") // capacity 4
+	l := createLobby(t, host.Client, "custom-hosted", "public")
 	const racers = 12
 	var players []*apitest.Account
 	for range racers {
@@ -271,7 +284,7 @@ func TestRankedLobbiesNeedValidDecks(t *testing.T) {
 	for _, p := range []*apitest.Account{host, mate, newcomer} {
 		expect(t, call(t, p.Client, "POST", "/api/player/decks/import", map[string]any{"code": code, "setDefault": true}), http.StatusCreated, "")
 	}
-	l := createLobby(t, host.Client, "ranked-short", "friends")
+	l := createLobby(t, host.Client, "ranked-long", "friends")
 	expect(t, call(t, mate.Client, "POST", "/api/player/lobbies/join", map[string]any{"code": *l.Code}), http.StatusOK, "")
 	expect(t, call(t, mate.Client, "POST", lobbyPath(l, "ready"), map[string]any{"ready": true}), http.StatusOK, "")
 
@@ -289,8 +302,8 @@ func TestRankedLobbiesNeedValidDecks(t *testing.T) {
 		t.Errorf("players without a valid deck: %v", body.Details.Players)
 	}
 	expect(t, call(t, newcomer.Client, "POST", "/api/player/lobbies", map[string]any{"queue": "ranked-short", "visibility": "private"}), http.StatusUnprocessableEntity, player.CodeLobbyDeckRequired)
-	// A casual lobby does not care.
-	createLobby(t, newcomer.Client, "casual-short", "private")
+	// A custom lobby does not care.
+	createLobby(t, newcomer.Client, "custom-hosted", "private")
 	// Back on a legal default, the host can ready up again.
 	expect(t, call(t, host.Client, "POST", lobbyPath(l, "ready"), map[string]any{"ready": true}), http.StatusUnprocessableEntity, player.CodeLobbyDeckRequired)
 	var decks player.DeckList

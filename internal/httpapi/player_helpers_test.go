@@ -26,11 +26,10 @@ import (
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
-// newPlayerServer starts the API with the embedded content published. On
-// the embedded SQLite the server seeds itself (the development world
-// included); on PostgreSQL the content is seeded here, as an operator
-// would. Tests create their own players and never rely on the world.
-func newPlayerServer(t *testing.T, opts ...apitest.Option) *apitest.Server {
+// newPlayerServer starts the API with the embedded content and live-ops
+// defaults published, as `seed fixtures` would, but without the
+// development world: tests create their own players.
+func newPlayerServer(t testing.TB, opts ...apitest.Option) *apitest.Server {
 	t.Helper()
 	srv := apitest.New(t, opts...)
 	set, ps := seed.Load(fixtures.FS())
@@ -129,7 +128,7 @@ var (
 // password hash between the players of a test run: argon2id at the
 // configured cost is the slow part of a sign-up, and these tests are about
 // what players do, not how they sign in (the auth tests cover that).
-func newPlayer(t *testing.T, srv *apitest.Server) *apitest.Account {
+func newPlayer(t testing.TB, srv *apitest.Server) *apitest.Account {
 	t.Helper()
 	ctx := context.Background()
 	quickHashOnce.Do(func() {

@@ -36,12 +36,7 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
 
-	// Profile changes, each confirmed by email (package profile).
-	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
-	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
-	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
-	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
-
+	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the
@@ -49,6 +44,12 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
 	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
+
+	// Profile changes, each confirmed by email (package profile).
+	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
+	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
+	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
+	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
 }
 
 // addAuthRoutes lists the routes of one authentication mount. Only the

@@ -10,9 +10,9 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 )
 
-// LiveOps evaluates the live-ops configuration for one player.
+// LiveOps evaluates a live-ops configuration version for one player.
 type LiveOps interface {
-	Evaluate(ctx context.Context, s liveops.Subject) (*liveops.Evaluation, error)
+	EvaluateVersion(ctx context.Context, version int, s liveops.Subject) (*liveops.Evaluation, error)
 }
 
 // Viewer is the signed-in player a bootstrap is for.
@@ -39,23 +39,40 @@ type CatalogRef struct {
 	ETag    string `json:"etag"`
 }
 
-// Bootstrap assembles the player's start-up state.
+// Bootstrap assembles the player's start-up state. It is the route every
+// client calls first, so it reads in few round trips: one for the versions,
+// profile, counts and lobby id, one for the decks, and one for the lobby
+// when the player is in one; catalog and live-ops configuration come from
+// the per-version cache.
 func (s *Service) Bootstrap(ctx context.Context, v Viewer) (*Bootstrap, error) {
-	cat, err := s.Catalog(ctx)
+	st, err := s.store.PlayerState(ctx, v.ID)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	cat, err := s.catalogAt(ctx, st.Catalog)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bootstrap{ServerTime: s.clock(), Catalog: CatalogRef{Version: cat.Version, ETag: cat.ETag}, Queues: s.queueList()}
-	if b.Decks, err = s.deckList(ctx, cat, v.ID); err != nil {
-		return nil, err
+	b := &Bootstrap{ServerTime: s.clock(), Catalog: CatalogRef{Version: cat.Version, ETag: cat.ETag}, Queues: s.queueList(),
+		Social: s.socialSummary(st.EdgeCounts)}
+	prof := st.Profile
+	if prof == nil || !prof.StarterGranted {
+		if prof, err = s.ensureStarted(ctx, cat, v.ID); err != nil {
+			return nil, err
+		}
 	}
-	if b.Social, err = s.SocialSummary(ctx, v.ID); err != nil {
-		return nil, err
+	rows, err := s.store.Decks(ctx, v.ID)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap decks: %w", err)
 	}
-	if b.Lobby, err = s.CurrentLobby(ctx, v.ID); err != nil {
-		return nil, err
+	b.Decks = s.deckListFrom(cat, prof, rows)
+	if st.LobbyID != nil {
+		if b.Lobby, err = s.CurrentLobby(ctx, v.ID); err != nil {
+			return nil, err
+		}
 	}
-	if b.LiveOps, err = s.liveops.Evaluate(ctx, liveops.Subject{PlayerID: v.ID.String(), Nickname: v.Nickname, CreatedAt: v.CreatedAt}); err != nil {
+	sub := liveops.Subject{PlayerID: v.ID.String(), Nickname: v.Nickname, CreatedAt: v.CreatedAt}
+	if b.LiveOps, err = s.liveops.EvaluateVersion(ctx, st.LiveOpsVersion, sub); err != nil {
 		return nil, fmt.Errorf("bootstrap live-ops: %w", err)
 	}
 	return b, nil

@@ -116,6 +116,11 @@ func (s *Service) deckList(ctx context.Context, cat *Catalog, playerID uuid.UUID
 	if err != nil {
 		return nil, fmt.Errorf("list decks: %w", err)
 	}
+	return s.deckListFrom(cat, prof, rows), nil
+}
+
+// deckListFrom renders stored decks against the catalog.
+func (s *Service) deckListFrom(cat *Catalog, prof *Profile, rows []DeckRow) *DeckList {
 	list := &DeckList{Decks: make([]Deck, 0, len(rows)), DefaultDeckID: prof.DefaultDeckID, CatalogVersion: cat.Version,
 		Limits: DeckLimits{MaxDecks: s.limits.MaxDecks, MinCards: cat.Rules.Deck.MinCards, MaxCards: cat.Rules.Deck.MaxCards}}
 	for _, r := range rows {
@@ -125,7 +130,7 @@ func (s *Service) deckList(ctx context.Context, cat *Catalog, playerID uuid.UUID
 		}
 		list.Decks = append(list.Decks, d)
 	}
-	return list, nil
+	return list
 }
 
 // ensureStarted returns the player's profile, first giving a player who

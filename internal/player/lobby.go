@@ -117,12 +117,16 @@ type JoinLobbyInput struct {
 // LobbyQuery filters the lobby list.
 type LobbyQuery struct {
 	Queue string
-	// Limit is the page size; nil means 50.
+	// Limit is the page size; nil means DefaultLobbyListLimit.
 	Limit *int
 }
 
-// MaxLobbyListLimit bounds one page of the lobby list.
-const MaxLobbyListLimit = 100
+// The lobby list shows DefaultLobbyListLimit lobbies unless asked for up
+// to MaxLobbyListLimit.
+const (
+	DefaultLobbyListLimit = 20
+	MaxLobbyListLimit     = 100
+)
 
 func (s *Service) queue(id string) (Queue, bool) {
 	for _, q := range s.queues.Queues() {
@@ -171,7 +175,7 @@ func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery)
 			return nil, platform.Invalid("queue", "unknown queue "+q.Queue)
 		}
 	}
-	limit := 50
+	limit := DefaultLobbyListLimit
 	if q.Limit != nil {
 		if *q.Limit < 1 || *q.Limit > MaxLobbyListLimit {
 			return nil, platform.Invalid("limit", fmt.Sprintf("must be 1-%d", MaxLobbyListLimit))
@@ -196,21 +200,17 @@ func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery)
 
 // CurrentLobby returns the lobby the player is in, or nil.
 func (s *Service) CurrentLobby(ctx context.Context, playerID uuid.UUID) (*Lobby, error) {
-	m, err := s.store.MembershipOf(ctx, playerID)
+	l, members, err := s.store.CurrentLobbyOf(ctx, playerID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("current lobby: %w", err)
 	}
-	l, err := s.store.Lobby(ctx, m.LobbyID)
-	if err != nil {
-		return nil, fmt.Errorf("current lobby: %w", err)
-	}
 	if s.isIdle(l, s.clock()) {
 		return nil, nil // closing it is a write; the next action or the janitor does it
 	}
-	return s.view(ctx, s.store, l, playerID)
+	return s.viewWith(ctx, s.store, l, members, playerID)
 }
 
 // Lobby returns one lobby if the player is in it or may see it.
@@ -278,6 +278,11 @@ func (s *Service) view(ctx context.Context, r Reader, l *LobbyRow, playerID uuid
 	if err != nil {
 		return nil, fmt.Errorf("lobby members: %w", err)
 	}
+	return s.viewWith(ctx, r, l, members, playerID)
+}
+
+// viewWith renders a lobby whose members are already loaded.
+func (s *Service) viewWith(ctx context.Context, r Reader, l *LobbyRow, members []MemberRow, playerID uuid.UUID) (*Lobby, error) {
 	var host PlayerRef
 	v := &Lobby{Members: make([]LobbyMember, 0, len(members)), AllowedActions: []string{}, UpdatedAt: l.UpdatedAt.UTC()}
 	isMember := false
@@ -824,10 +829,22 @@ func (s *Service) CloseLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 	return res, nil
 }
 
-// CloseIdleLobbies closes lobbies nobody acted in for the idle timeout and
-// returns how many it closed. Serve runs it periodically; every other path
-// also treats an idle lobby as closed, so correctness never waits for it.
+// ClosedLobbyRetention is how long a closed lobby stays readable (as
+// closed) before the sweep deletes it.
+const ClosedLobbyRetention = 24 * time.Hour
+
+// CloseIdleLobbies closes lobbies nobody acted in for the idle timeout,
+// deletes those closed longer than ClosedLobbyRetention, and returns how
+// many it closed. Serve runs it periodically; every other path also treats
+// an idle lobby as closed, so correctness never waits for it.
 func (s *Service) CloseIdleLobbies(ctx context.Context) (int, error) {
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		_, err := tx.PurgeClosedLobbies(ctx, s.clock().Add(-ClosedLobbyRetention))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge closed lobbies: %w", err)
+	}
 	closed := 0
 	for {
 		now := s.clock()

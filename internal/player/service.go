@@ -231,6 +231,15 @@ type MemberRow struct {
 	JoinedAt time.Time
 }
 
+// PlayerState is the raw start-up state of one player.
+type PlayerState struct {
+	Catalog        *CatalogHead // nil before the first seed
+	LiveOpsVersion int          // 0 before the first seed
+	Profile        *Profile     // nil for a player never seen
+	EdgeCounts     map[string]int
+	LobbyID        *uuid.UUID
+}
+
 // LobbyFilter narrows the lobby list.
 type LobbyFilter struct {
 	Viewer    uuid.UUID
@@ -262,6 +271,14 @@ type Reader interface {
 	Edges(ctx context.Context, userID uuid.UUID) ([]Edge, error)
 	CountEdges(ctx context.Context, userID uuid.UUID, state string) (int, error)
 	EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error)
+
+	// PlayerState reads in one round trip what every bootstrap needs
+	// first: the newest catalog and live-ops versions, the player's
+	// profile, relationship counts and lobby.
+	PlayerState(ctx context.Context, userID uuid.UUID) (*PlayerState, error)
+	// CurrentLobbyOf returns the player's lobby and its members in one
+	// round trip, or ErrNotFound.
+	CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*LobbyRow, []MemberRow, error)
 
 	MembershipOf(ctx context.Context, userID uuid.UUID) (*MemberRow, error)
 	Lobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)
@@ -302,6 +319,8 @@ type Tx interface {
 	SetReady(ctx context.Context, lobbyID, userID uuid.UUID, ready bool) error
 	// IdleLobbies lists open or started lobbies with no activity since before.
 	IdleLobbies(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
+	// PurgeClosedLobbies deletes lobbies closed before the given time.
+	PurgeClosedLobbies(ctx context.Context, before time.Time) (int, error)
 }
 
 // Store gives reads and transactions.

@@ -118,6 +118,23 @@ func TestIdleLobbiesClose(t *testing.T) {
 	if n, err := env.Players.CloseIdleLobbies(ctx); err != nil || n != 0 {
 		t.Fatalf("second sweep closed %d, %v", n, err)
 	}
+	// A day later the closed lobbies are gone for good.
+	var rows int
+	count := func() int {
+		t.Helper()
+		if err := env.DB.Bun().NewRaw("SELECT COUNT(*) FROM lobbies").Scan(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	before := count()
+	env.Clock.Advance(player.ClosedLobbyRetention + time.Minute)
+	if _, err := env.Players.CloseIdleLobbies(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := count(); before != 3 || after != 0 {
+		t.Fatalf("lobbies before the purge %d (want 3), after %d (want 0)", before, after)
+	}
 }
 
 func TestDisabledQueuesAndFriendsLobbies(t *testing.T) {

@@ -332,6 +332,10 @@ func (s *Service) SocialSummary(ctx context.Context, playerID uuid.UUID) (*Socia
 	if err != nil {
 		return nil, fmt.Errorf("social summary: %w", err)
 	}
+	return s.socialSummary(counts), nil
+}
+
+func (s *Service) socialSummary(counts map[string]int) *SocialSummary {
 	return &SocialSummary{Counts: SocialCounts{Friends: counts[StateFriend], Incoming: counts[StateIncoming],
-		Outgoing: counts[StateOutgoing], Blocked: counts[StateBlocked]}, Limits: s.socialLimits()}, nil
+		Outgoing: counts[StateOutgoing], Blocked: counts[StateBlocked]}, Limits: s.socialLimits()}
 }

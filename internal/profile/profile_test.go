@@ -60,12 +60,6 @@ type env struct {
 	seq      atomic.Int64
 }
 
-// authMailer is what the auth service sends its own mail through.
-type authMailer struct {
-	*mail.Composer
-	*mail.Worker
-}
-
 type envOption func(*profile.Options)
 
 func withRateLimit(n int) envOption { return func(o *profile.Options) { o.RateLimit = n } }
@@ -75,6 +69,10 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e := &env{db: storetest.Open(t), clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}}
 	now := e.clock.Now
 	e.accounts = account.NewService(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}), now)
+	e.auth = auth.NewService(e.db.Sessions(), e.accounts, nil, auth.Options{
+		Secret: secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
+		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin", TrustedOrigins: []string{site},
+	}, now)
 	e.audit = audit.New(e.db.Audit(), now)
 	composer, err := mail.NewComposer(secret, now)
 	if err != nil {
@@ -86,10 +84,6 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e.worker = mail.NewWorker(e.db.Mail(), composer, sender, slog.New(slog.DiscardHandler), now, mail.WorkerOptions{})
-	e.auth = auth.NewService(e.db.Sessions(), e.accounts, authMailer{composer, e.worker}, auth.Options{
-		Secret: secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
-		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin", TrustedOrigins: []string{site},
-	}, now)
 	o := profile.Options{Secret: secret, TokenTTL: time.Hour, RateLimit: 1000, RateWindow: time.Hour}
 	for _, opt := range opts {
 		opt(&o)

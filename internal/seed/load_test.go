@@ -68,7 +68,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 	edit(t, m, seed.FileWorld, "code: TD1082WC0830C0P60G10DJG7K1SVT2G", "code: TD1082WC0830C0P60G10DJG7K1SVT2H") // bad checksum
 	edit(t, m, seed.FileWorld, "- [ada, alan]", "- [ada, alonzo]")                                               // unknown player
 	edit(t, m, seed.FileWorld, "- {from: ada, to: ken}", "- {from: ada, to: grace}")                             // pair already friends
-	edit(t, m, seed.FileWorld, "queue: casual-short", "queue: casual-medium")                                    // unknown queue
+	edit(t, m, seed.FileWorld, "queue: custom-hosted", "queue: casual-medium")                                   // unknown queue
 	m["content/extra.yml"] = &fstest.MapFile{Data: []byte("towers: []\n")}                                       // stray file
 
 	set, ps := seed.Load(m)

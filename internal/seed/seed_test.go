@@ -66,7 +66,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 	if got["catalog"] != seed.ActionUnchanged || got["liveops"] != seed.ActionUnchanged {
 		t.Errorf("content seeded twice: %v", got)
 	}
-	if got["world/player/ada"] != seed.ActionApplied || got["world/lobby/grace-casual"] != seed.ActionApplied {
+	if got["world/player/ada"] != seed.ActionApplied || got["world/lobby/grace-custom"] != seed.ActionApplied {
 		t.Errorf("world not applied: %v", got)
 	}
 	before := snapshot(t, env.DB)
@@ -197,7 +197,7 @@ func TestSeedDryRunWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := actions(report)
-	if !report.DryRun || got["catalog"] != seed.ActionPublished || got["world/lobby/grace-casual"] != seed.ActionApplied {
+	if !report.DryRun || got["catalog"] != seed.ActionPublished || got["world/lobby/grace-custom"] != seed.ActionApplied {
 		t.Errorf("dry run report: %+v", report)
 	}
 	if diff := cmp.Diff(before, snapshot(t, db)); diff != "" {

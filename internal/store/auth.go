@@ -4,12 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/mail"
 )
@@ -90,37 +96,84 @@ func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
 }
 
 // SessionByTokenHash implements auth.Store with one indexed query that
-// returns the session and its user together.
+// returns the session and its user together. It is the hot path of every
+// signed-in request, so on PostgreSQL it runs on pgx directly (prepared
+// once per connection, scanned without database/sql's per-row reflection).
 func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string) (*auth.Session, *account.User, error) {
-	var (
-		sess                     auth.Session
-		u                        account.User
-		sRealm, uRealm           string
-		nickname, image, role    sql.NullString
-		sExp, sCreated, sUpdated time.Time
-		uCreated, uUpdated       time.Time
-	)
-	err := s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(
-		&sess.ID, &sess.UserID, &sRealm, &sess.Remember, &sExp, &sCreated, &sUpdated,
-		&sess.IPAddress, &sess.UserAgent, &uRealm, &u.Email, &u.Name, &nickname, &u.EmailVerified, &image,
-		&u.PasswordHash, &role, &uCreated, &uUpdated)
-	if errors.Is(err, sql.ErrNoRows) {
+	var r lookupRow
+	var err error
+	if s.db.dialect == Postgres {
+		err = s.lookupPostgres(ctx, tokenHash, &r)
+	} else {
+		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(
+			&r.sessionID, &r.userID, &r.sessionRealm, &r.remember, &r.expiresAt, &r.sessionCreated, &r.sessionUpdated,
+			&r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name, &r.nickname, &r.emailVerified, &r.image,
+			&r.passwordHash, &r.role, &r.userCreated, &r.userUpdated)
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, auth.ErrSessionNotFound
 	}
 	if err != nil {
 		return nil, nil, mapError(err)
 	}
-	sess.TokenHash = tokenHash
-	sess.Realm = account.Realm(sRealm)
-	sess.ExpiresAt, sess.CreatedAt, sess.UpdatedAt = sExp.UTC(), sCreated.UTC(), sUpdated.UTC()
-	u.ID = sess.UserID
-	u.Realm = account.Realm(uRealm)
-	u.Nickname, u.Role = nickname.String, role.String
-	if image.Valid {
-		u.Image = &image.String
+	sess, u := r.result(tokenHash)
+	return sess, u, nil
+}
+
+// lookupRow holds the columns of lookupSessionSQL.
+type lookupRow struct {
+	sessionID, userID                         uuid.UUID
+	sessionRealm, userRealm                   string
+	remember, emailVerified                   bool
+	expiresAt, sessionCreated, sessionUpdated time.Time
+	userCreated, userUpdated                  time.Time
+	ip, userAgent, email, name, passwordHash  string
+	nickname, image, role                     sql.NullString
+}
+
+func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
+	sess := &auth.Session{
+		ID: r.sessionID, UserID: r.userID, Realm: account.Realm(r.sessionRealm), Remember: r.remember,
+		ExpiresAt: r.expiresAt.UTC(), CreatedAt: r.sessionCreated.UTC(), UpdatedAt: r.sessionUpdated.UTC(),
+		IPAddress: r.ip, UserAgent: r.userAgent, TokenHash: tokenHash,
 	}
-	u.CreatedAt, u.UpdatedAt = uCreated.UTC(), uUpdated.UTC()
-	return &sess, &u, nil
+	u := &account.User{
+		ID: r.userID, Realm: account.Realm(r.userRealm), Email: r.email, Name: r.name,
+		Nickname: r.nickname.String, EmailVerified: r.emailVerified, Role: r.role.String,
+		PasswordHash: r.passwordHash, CreatedAt: r.userCreated.UTC(), UpdatedAt: r.userUpdated.UTC(),
+	}
+	if r.image.Valid {
+		u.Image = &r.image.String
+	}
+	return sess, u
+}
+
+func (s *SessionStore) lookupPostgres(ctx context.Context, tokenHash string, r *lookupRow) error {
+	conn, err := s.db.bun.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("session lookup: unexpected driver connection %T", driverConn)
+		}
+		var sid, uid pgtype.UUID
+		var nickname, image, role pgtype.Text
+		err := pc.Conn().QueryRow(ctx, s.lookupSQL, tokenHash).Scan(
+			&sid, &uid, &r.sessionRealm, &r.remember, &r.expiresAt, &r.sessionCreated, &r.sessionUpdated,
+			&r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name, &nickname, &r.emailVerified, &image,
+			&r.passwordHash, &role, &r.userCreated, &r.userUpdated)
+		if err != nil {
+			return err
+		}
+		r.sessionID, r.userID = sid.Bytes, uid.Bytes
+		r.nickname = sql.NullString{String: nickname.String, Valid: nickname.Valid}
+		r.image = sql.NullString{String: image.String, Valid: image.Valid}
+		r.role = sql.NullString{String: role.String, Valid: role.Valid}
+		return nil
+	})
 }
 
 // ExtendSession implements auth.Store; it reports false when the session
@@ -336,4 +389,47 @@ func (s *SessionStore) ResetPassword(ctx context.Context, realm account.Realm, t
 		}
 		return nil
 	})
+}
+
+// CreateUserAudited implements auth.SupportStore.
+func (s *SessionStore) CreateUserAudited(ctx context.Context, u *account.User, e *audit.Entry) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := insertUser(ctx, tx, u); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, e)
+	})
+}
+
+// DeleteSessionsAudited implements auth.SupportStore. The entry's details
+// get the number of sessions revoked; a named session that does not exist
+// is ErrSessionNotFound, and nothing is recorded.
+func (s *SessionStore) DeleteSessionsAudited(ctx context.Context, userID, sessionID uuid.UUID, e *audit.Entry) (int, error) {
+	var n int
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID)
+		if sessionID != uuid.Nil {
+			q = q.Where("id = ?", sessionID)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return err
+		}
+		affected, _ := res.RowsAffected()
+		n = int(affected)
+		if sessionID != uuid.Nil && n == 0 {
+			return auth.ErrSessionNotFound // nothing done, nothing to record
+		}
+		if e.Details == nil {
+			e.Details = map[string]string{}
+		}
+		e.Details["revoked"] = strconv.Itoa(n)
+		return insertAudit(ctx, tx, e)
+	})
+	return n, err
+}
+
+// InsertAudit implements auth.SupportStore.
+func (s *SessionStore) InsertAudit(ctx context.Context, e *audit.Entry) error {
+	return insertAudit(ctx, s.db.bun, e)
 }

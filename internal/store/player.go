@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,20 +25,66 @@ type PlayerStore struct {
 
 // Player returns the player store.
 func (db *DB) Player() *PlayerStore {
-	return &PlayerStore{playerQ: playerQ{idb: db.bun, dialect: db.dialect}, db: db}
+	return &PlayerStore{playerQ: playerQ{idb: db.bun, db: db.bun, dialect: db.dialect}, db: db}
 }
 
 // InTx implements player.Store.
 func (s *PlayerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx player.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, playerQ{idb: tx, dialect: s.db.dialect})
+		return fn(ctx, playerQ{idb: tx, db: s.db.bun, dialect: s.db.dialect})
 	})
 }
 
 // playerQ runs the player queries on a DB or inside a transaction.
 type playerQ struct {
 	idb     bun.IDB
+	db      *bun.DB // scans rows of either
 	dialect string
+}
+
+// scan runs a read and scans its rows into dest. On PostgreSQL the values
+// travel as bind parameters instead of being inlined by bun, so pgx's
+// per-connection statement cache lets the server reuse the plan of the hot
+// statements (the lobby list spent longer planning than running).
+func (q playerQ) scan(ctx context.Context, dest any, query string, args ...any) error {
+	if q.dialect != Postgres {
+		return q.idb.NewRaw(query, args...).Scan(ctx, dest)
+	}
+	query = numberPlaceholders(query)
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	switch db := q.idb.(type) {
+	case *bun.DB:
+		rows, err = db.DB.QueryContext(ctx, query, args...)
+	case bun.Tx:
+		rows, err = db.Tx.QueryContext(ctx, query, args...)
+	default:
+		return q.idb.NewRaw(query, args...).Scan(ctx, dest)
+	}
+	if err != nil {
+		return mapError(err)
+	}
+	return mapError(q.db.ScanRows(ctx, rows, dest))
+}
+
+// numberPlaceholders turns ? into PostgreSQL's $1, $2, … The player
+// queries hold no ? inside string literals.
+func numberPlaceholders(query string) string {
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
 }
 
 var _ player.Tx = playerQ{}
@@ -131,8 +178,7 @@ type deckRow struct {
 
 func (q playerQ) Decks(ctx context.Context, userID uuid.UUID) ([]player.DeckRow, error) {
 	var rows []deckRow
-	err := q.idb.NewRaw("SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID).
-		Scan(ctx, &rows)
+	err := q.scan(ctx, &rows, "SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)
 	}
@@ -160,9 +206,9 @@ type edgeRow struct {
 
 func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
 	var rows []edgeRow
-	err := q.idb.NewRaw(`SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
+	err := q.scan(ctx, &rows, `SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
 		FROM social_edges e JOIN users u ON u.id = e.other_id
-		WHERE e.user_id = ? ORDER BY e.since DESC, u.id`, userID).Scan(ctx, &rows)
+		WHERE e.user_id = ? ORDER BY e.since DESC, u.id`, userID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)
 	}
@@ -263,9 +309,9 @@ func (q playerQ) LobbyByCode(ctx context.Context, code string) (*player.LobbyRow
 
 func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.MemberRow, error) {
 	var rows []memberRow
-	err := q.idb.NewRaw(`SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
+	err := q.scan(ctx, &rows, `SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
 		FROM lobby_members m JOIN users u ON u.id = m.user_id
-		WHERE m.lobby_id = ? ORDER BY m.joined_at, m.user_id`, lobbyID).Scan(ctx, &rows)
+		WHERE m.lobby_id = ? ORDER BY m.joined_at, m.user_id`, lobbyID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)
 	}
@@ -295,7 +341,7 @@ func (q playerQ) ListLobbies(ctx context.Context, f player.LobbyFilter) ([]playe
 		args = append(args, f.Queue)
 	}
 	args = append(args, f.Limit)
-	err := q.idb.NewRaw(`SELECT `+lobbyColumns+`, u.nickname AS host_nickname, u.name AS host_name, u.image AS host_image
+	err := q.scan(ctx, &rows, `SELECT `+lobbyColumns+`, u.nickname AS host_nickname, u.name AS host_name, u.image AS host_image
 		FROM lobbies l JOIN users u ON u.id = l.host_id
 		WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
 		AND (l.visibility = 'public' OR (l.visibility = 'friends' AND EXISTS (
@@ -303,7 +349,7 @@ func (q playerQ) ListLobbies(ctx context.Context, f player.LobbyFilter) ([]playe
 		AND NOT EXISTS (SELECT 1 FROM social_edges b WHERE b.state = 'blocked'
 			AND ((b.user_id = ? AND b.other_id = l.host_id) OR (b.user_id = l.host_id AND b.other_id = ?)))
 		AND NOT EXISTS (SELECT 1 FROM lobby_members m WHERE m.lobby_id = l.id AND m.user_id = ?)`+queue+`
-		ORDER BY l.created_at DESC, l.id LIMIT ?`, args...).Scan(ctx, &rows)
+		ORDER BY l.created_at DESC, l.id LIMIT ?`, args...)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)
 	}
@@ -442,4 +488,105 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 		return nil, mapError(err)
 	}
 	return ids, nil
+}
+
+type playerStateRow struct {
+	CatalogVersion     *int       `bun:"catalog_version"`
+	CatalogETag        *string    `bun:"catalog_etag"`
+	CatalogPublishedAt *time.Time `bun:"catalog_published_at"`
+	LiveOpsVersion     *int       `bun:"liveops_version"`
+	ProfileUserID      *uuid.UUID `bun:"profile_user_id"`
+	DefaultDeckID      *uuid.UUID `bun:"default_deck_id"`
+	StarterGranted     *bool      `bun:"starter_granted"`
+	Friends            int        `bun:"friends"`
+	Incoming           int        `bun:"incoming"`
+	Outgoing           int        `bun:"outgoing"`
+	Blocked            int        `bun:"blocked"`
+	LobbyID            *uuid.UUID `bun:"lobby_id"`
+}
+
+// PlayerState reads the versions, the profile, the relationship counts and
+// the lobby id in one statement: the bootstrap's first round trip.
+func (q playerQ) PlayerState(ctx context.Context, userID uuid.UUID) (*player.PlayerState, error) {
+	var rows []playerStateRow
+	err := q.scan(ctx, &rows, `SELECT c.version AS catalog_version, c.etag AS catalog_etag, c.published_at AS catalog_published_at,
+		(SELECT version FROM liveops_configs ORDER BY version DESC LIMIT 1) AS liveops_version,
+		p.user_id AS profile_user_id, p.default_deck_id, p.starter_granted,
+		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'friend') AS friends,
+		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'incoming') AS incoming,
+		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'outgoing') AS outgoing,
+		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'blocked') AS blocked,
+		(SELECT lobby_id FROM lobby_members WHERE user_id = ?) AS lobby_id
+		FROM (SELECT 1 AS one) one
+		LEFT JOIN (SELECT version, etag, published_at FROM content_catalogs ORDER BY version DESC LIMIT 1) c ON 1 = 1
+		LEFT JOIN player_profiles p ON p.user_id = ?`,
+		userID, userID, userID, userID, userID, userID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("player state: %d rows", len(rows))
+	}
+	r := rows[0]
+	st := &player.PlayerState{LobbyID: r.LobbyID, EdgeCounts: map[string]int{
+		player.StateFriend: r.Friends, player.StateIncoming: r.Incoming, player.StateOutgoing: r.Outgoing, player.StateBlocked: r.Blocked}}
+	if r.CatalogVersion != nil {
+		st.Catalog = &player.CatalogHead{Version: *r.CatalogVersion, ETag: *r.CatalogETag, PublishedAt: r.CatalogPublishedAt.UTC()}
+	}
+	if r.LiveOpsVersion != nil {
+		st.LiveOpsVersion = *r.LiveOpsVersion
+	}
+	if r.ProfileUserID != nil {
+		st.Profile = &player.Profile{UserID: *r.ProfileUserID, DefaultDeckID: r.DefaultDeckID, StarterGranted: r.StarterGranted != nil && *r.StarterGranted}
+	}
+	return st, nil
+}
+
+type lobbyMemberRow struct {
+	lobbyRow
+	MemberID       *uuid.UUID `bun:"member_id"`
+	MemberNickname *string    `bun:"member_nickname"`
+	MemberName     *string    `bun:"member_name"`
+	MemberImage    *string    `bun:"member_image"`
+	Ready          *bool      `bun:"ready"`
+	JoinedAt       *time.Time `bun:"joined_at"`
+}
+
+// CurrentLobbyOf reads the player's lobby with its members in one
+// statement.
+func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.LobbyRow, []player.MemberRow, error) {
+	var rows []lobbyMemberRow
+	err := q.scan(ctx, &rows, `SELECT `+lobbyColumns+`, u.id AS member_id, u.nickname AS member_nickname, u.name AS member_name,
+		u.image AS member_image, m.ready, m.joined_at
+		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ? ORDER BY m.joined_at, m.user_id`, userID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, mapError(err)
+	}
+	if len(rows) == 0 {
+		return nil, nil, player.ErrNotFound
+	}
+	l := rows[0].lobby()
+	members := make([]player.MemberRow, 0, len(rows))
+	for _, r := range rows {
+		if r.MemberID == nil {
+			continue
+		}
+		ref := playerRefRow{ID: *r.MemberID, Nickname: r.MemberNickname, Image: r.MemberImage}
+		if r.MemberName != nil {
+			ref.Name = *r.MemberName
+		}
+		members = append(members, player.MemberRow{LobbyID: l.ID, Player: ref.ref(), Ready: r.Ready != nil && *r.Ready, JoinedAt: r.JoinedAt.UTC()})
+	}
+	return l, members, nil
+}
+
+func (q playerQ) PurgeClosedLobbies(ctx context.Context, before time.Time) (int, error) {
+	res, err := q.idb.NewRaw("DELETE FROM lobbies WHERE status = 'closed' AND closed_at < ?", before).Exec(ctx)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

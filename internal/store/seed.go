@@ -27,7 +27,7 @@ const seedLockKey = 7_202_611_210_005
 
 // Ledger implements seed.Store.
 func (s *SeedStore) Ledger(ctx context.Context) (map[string]string, error) {
-	return seedQ{playerQ{idb: s.db.bun, dialect: s.db.dialect}}.Ledger(ctx)
+	return seedQ{playerQ{idb: s.db.bun, db: s.db.bun, dialect: s.db.dialect}}.Ledger(ctx)
 }
 
 // InSeedTx implements seed.Store. On PostgreSQL a transaction-scoped
@@ -40,7 +40,7 @@ func (s *SeedStore) InSeedTx(ctx context.Context, fn func(ctx context.Context, t
 				return mapError(err)
 			}
 		}
-		return fn(ctx, seedQ{playerQ{idb: tx, dialect: s.db.dialect}})
+		return fn(ctx, seedQ{playerQ{idb: tx, db: s.db.bun, dialect: s.db.dialect}})
 	})
 }
 

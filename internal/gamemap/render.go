@@ -1,0 +1,195 @@
+package gamemap
+
+import (
+	"bufio"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"strings"
+)
+
+// Glyphs used by ASCII, one per cell. SVG and PNG draw the same grid in the
+// colours of GlyphColor.
+const (
+	GlyphEmpty   = '.'
+	GlyphPath    = '#'
+	GlyphOverlap = 'X'
+	GlyphBuild   = '+'
+	GlyphGoal    = 'G'
+	GlyphTower   = 'T'
+	GlyphTrap    = '^'
+	// A spawn footprint shows its lane's letter: 'A' for lane 0, 'B' for 1…
+	GlyphSpawn = 'A'
+)
+
+// GlyphColor returns the colour, as #rrggbb, in which renderers draw a glyph.
+func GlyphColor(g byte) string {
+	switch {
+	case g == GlyphPath:
+		return "#c8a165"
+	case g == GlyphOverlap:
+		return "#e07a2f"
+	case g == GlyphBuild:
+		return "#5a9e4b"
+	case g == GlyphGoal:
+		return "#d64545"
+	case g == GlyphTower:
+		return "#3b6fd6"
+	case g == GlyphTrap:
+		return "#8e44ad"
+	case g >= GlyphSpawn && g < GlyphSpawn+MaxLanes:
+		return "#f2d04b"
+	}
+	return "#2b2b2b"
+}
+
+// glyphs rasterises a layout (and placements on it) into one glyph per cell,
+// row-major. Points outside the grid are ignored, so hand-edited layouts
+// render as far as they make sense.
+func glyphs(l MapLayout, placements []Placement) ([]byte, error) {
+	W, H := l.Width, l.Height
+	if W < 1 || H < 1 || W > MaxDimension || H > MaxDimension {
+		return nil, fmt.Errorf("render: width and height must be between 1 and %d, got %d×%d", MaxDimension, W, H)
+	}
+	g := make([]byte, W*H)
+	for i := range g {
+		g[i] = GlyphEmpty
+	}
+	set := func(p GridPoint, b byte) {
+		if p.X >= 0 && p.Y >= 0 && p.X < W && p.Y < H {
+			g[p.Y*W+p.X] = b
+		}
+	}
+	for _, z := range l.BuildZones {
+		for _, c := range z.Cells {
+			set(c, GlyphBuild)
+		}
+	}
+	for _, ln := range l.Lanes {
+		for _, c := range ln.Cells {
+			set(c, GlyphPath)
+		}
+	}
+	for _, c := range l.OverlapCells {
+		set(c, GlyphOverlap)
+	}
+	square := func(p GridPoint, w int, b byte) {
+		w = min(max(w, 1), MaxDimension)
+		for dy := range w {
+			for dx := range w {
+				set(GridPoint{p.X + dx, p.Y + dy}, b)
+			}
+		}
+	}
+	for i, ln := range l.Lanes {
+		if i < MaxLanes {
+			square(ln.Spawn, ln.Width, byte(GlyphSpawn+i))
+		}
+	}
+	for _, ln := range l.Lanes {
+		square(ln.Goal, ln.Width, GlyphGoal)
+	}
+	for _, p := range placements {
+		switch p.Kind {
+		case Tower:
+			set(p.Cell, GlyphTower)
+		case Trap:
+			set(p.Cell, GlyphTrap)
+		}
+	}
+	return g, nil
+}
+
+// ASCII draws the layout as text, one line per row, with the Glyph* legend.
+// Placements, if any, are drawn on top. An impossible grid yields an error.
+func ASCII(l MapLayout, placements ...Placement) (string, error) {
+	g, err := glyphs(l, placements)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(len(g) + l.Height)
+	for y := range l.Height {
+		b.Write(g[y*l.Width : (y+1)*l.Width])
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// SVGCellSize is the side of one cell in SVG user units.
+const SVGCellSize = 16
+
+// SVG writes the layout as an SVG image, one rectangle per run of equal
+// cells in a row. The output is deterministic text.
+func SVG(w io.Writer, l MapLayout, placements ...Placement) error {
+	g, err := glyphs(l, placements)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	s := SVGCellSize
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" shape-rendering="crispEdges">`+"\n",
+		l.Width*s, l.Height*s, l.Width*s, l.Height*s)
+	fmt.Fprintf(bw, "<title>%s map, seed %d, version %d</title>\n", escapeXML(string(l.Size)), l.Seed, l.Version)
+	fmt.Fprintf(bw, `<rect width="%d" height="%d" fill="%s"/>`+"\n", l.Width*s, l.Height*s, GlyphColor(GlyphEmpty))
+	for y := range l.Height {
+		row := g[y*l.Width : (y+1)*l.Width]
+		for x := 0; x < len(row); {
+			end := x + 1
+			for end < len(row) && row[end] == row[x] {
+				end++
+			}
+			if row[x] != GlyphEmpty {
+				fmt.Fprintf(bw, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n",
+					x*s, y*s, (end-x)*s, s, GlyphColor(row[x]))
+			}
+			x = end
+		}
+	}
+	bw.WriteString("</svg>\n")
+	return bw.Flush()
+}
+
+// PNG writes the layout as a PNG image with scale×scale pixels per cell.
+func PNG(w io.Writer, l MapLayout, scale int, placements ...Placement) error {
+	if scale < 1 || scale > 64 {
+		return fmt.Errorf("render: scale must be between 1 and 64, got %d", scale)
+	}
+	g, err := glyphs(l, placements)
+	if err != nil {
+		return err
+	}
+	var pal color.Palette
+	index := map[byte]uint8{}
+	for _, b := range g {
+		if _, ok := index[b]; !ok {
+			index[b] = uint8(len(pal))
+			pal = append(pal, hexColor(GlyphColor(b)))
+		}
+	}
+	img := image.NewPaletted(image.Rect(0, 0, l.Width*scale, l.Height*scale), pal)
+	for y := range l.Height {
+		for x := range l.Width {
+			ci := index[g[y*l.Width+x]]
+			for py := y * scale; py < (y+1)*scale; py++ {
+				row := img.Pix[py*img.Stride:]
+				for px := x * scale; px < (x+1)*scale; px++ {
+					row[px] = ci
+				}
+			}
+		}
+	}
+	return png.Encode(w, img)
+}
+
+func hexColor(s string) color.RGBA {
+	var r, g, b uint8
+	fmt.Sscanf(s, "#%02x%02x%02x", &r, &g, &b)
+	return color.RGBA{r, g, b, 0xff}
+}
+
+func escapeXML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
