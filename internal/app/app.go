@@ -112,6 +112,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.Metrics.MustRegister(newMonitorCollector(ctx, log, mail.NewMonitor(db.Mail()), auth.NewMonitor(db.Sessions(), a.Now)))
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -280,6 +281,10 @@ func (a *App) buildMail() error {
 	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
 		PollInterval: a.Config.MailPollInterval,
 		BackoffBase:  a.Config.MailRetryBase,
+		Lease:        a.Config.MailLease,
+		// The worker wants the lease to cover two conversations; keep
+		// the 30s default when the lease allows it.
+		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
 	})
 	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
 	return nil

@@ -49,6 +49,11 @@ type Config struct {
 	Migrate bool
 	// ShutdownTimeout bounds how long serve drains in-flight requests.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds how long one request may wait on the database
+	// or for a password-hashing slot, so that a database that stops
+	// answering (a partition, a hung server) or a burst beyond capacity
+	// turns into 503 SERVICE_UNAVAILABLE instead of requests that hang.
+	RequestTimeout time.Duration
 	// MetricsAddr, when set, serves Prometheus metrics on its own listener.
 	MetricsAddr string
 	// TestingTools enables /api/testing/legacy-tools.
@@ -83,6 +88,11 @@ type Config struct {
 	// MailRetryBase is the first retry delay of a temporary delivery
 	// failure; each further retry doubles it (up to 15 minutes), with jitter.
 	MailRetryBase time.Duration
+	// MailLease is how long a claimed message belongs to its worker: a
+	// serve process that dies mid-delivery delays the message by at most
+	// this, after which another worker (or the restarted one) sends it.
+	// One SMTP conversation may take half of it.
+	MailLease time.Duration
 
 	// Player meta state.
 	// FriendLimit caps each player's friends.
@@ -210,6 +220,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.ShutdownTimeout <= 0 {
 		return settingErr("PLATFORM_SHUTDOWN_TIMEOUT", "must be positive")
 	}
+	if c.RequestTimeout < 100*time.Millisecond {
+		return settingErr("PLATFORM_REQUEST_TIMEOUT", "must be at least 100ms")
+	}
 	if c.SessionTTL < time.Hour {
 		return settingErr("PLATFORM_SESSION_TTL", "must be at least 1h")
 	}
@@ -233,6 +246,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
 		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
+	}
+	if c.MailLease < 2*time.Second || c.MailLease > time.Hour {
+		return settingErr("PLATFORM_MAIL_LEASE", "must be between 2s and 1h")
 	}
 	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
 		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")

@@ -59,6 +59,9 @@ func NewHandler(d Deps) (http.Handler, error) {
 	n.Use(accessLog(d.Log))
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
+	if d.Config != nil && d.Config.RequestTimeout > 0 {
+		n.Use(limitDuration(d.Config.RequestTimeout))
+	}
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}
