@@ -132,7 +132,7 @@ func (s *Server) Client(tb testing.TB) *Client {
 	return &Client{
 		tb:     tb,
 		srv:    s,
-		HTTP:   &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		HTTP:   &http.Client{Jar: jar, Timeout: 2 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		Origin: s.URL,
 		Header: http.Header{},
 	}
