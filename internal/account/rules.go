@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // The account rules. Password lengths are counted in UTF-16 code units, as
@@ -25,7 +26,7 @@ const (
 )
 
 // DefaultAdminRole is the role of an administrator created without one.
-const DefaultAdminRole = "admin"
+const DefaultAdminRole = string(role.Default)
 
 // NormalizeEmail trims and lower-cases an email address. Uniqueness and
 // look-ups always use the normalised form.
@@ -222,8 +223,11 @@ func validateNewUser(realm Realm, in NewUser) (*User, error) {
 		if u.Role == "" {
 			u.Role = DefaultAdminRole
 		}
-		if len(u.Role) > 32 {
-			fields.Add("role", "must be at most 32 characters")
+		// The role table is the one list of roles; an unknown one is refused.
+		if r, err := role.Parse(u.Role); err != nil {
+			fields.Add("role", "must be one of "+strings.Join(role.Names(), ", "))
+		} else {
+			u.Role = string(r)
 		}
 	}
 	if in.Image != nil && strings.TrimSpace(*in.Image) != "" {

@@ -28,6 +28,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -59,6 +60,11 @@ type App struct {
 	Players *player.Service
 	LiveOps *liveops.Service
 	Seeder  *seed.Seeder
+	// Admins changes administrators' roles; Console builds the admin
+	// console's bootstrap; Testing serves QA's testing metadata.
+	Admins  *liveops.Admins
+	Console *liveops.Console
+	Testing *liveops.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
 	// Matchmaking serves the queue presets and their maps.
@@ -99,7 +105,6 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
-	a.Matchmaking = matchmaking.New(matchmaking.StaticSeeds{Short: cfg.MapSeedShort, Long: cfg.MapSeedLong})
 	a.Metrics = prometheus.NewRegistry()
 	a.Metrics.MustRegister(
 		collectors.NewGoCollector(),
@@ -107,6 +112,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.Metrics.MustRegister(newMonitorCollector(ctx, log, mail.NewMonitor(db.Mail()), auth.NewMonitor(db.Sessions(), a.Now)))
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -131,6 +137,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		AnonymousMailFloor: anonymousMailFloor,
 	}, a.Now)
 	a.buildPlayer()
+	a.Matchmaking = matchmaking.New(a.LiveOps)
+	if err := a.buildLiveOps(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
 		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
 	if err != nil {
@@ -156,7 +167,11 @@ type mailer struct {
 // the seeder, and the facts /api/meta publishes about them.
 func (a *App) buildPlayer() {
 	a.Queues = lobbyQueues()
-	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now)
+	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
+		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
+		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
+		SeedRefresh: a.Config.LiveOpsRefresh,
+	})
 	limits := player.DefaultLimits
 	limits.MaxFriends = a.Config.FriendLimit
 	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
@@ -203,6 +218,49 @@ func (a *App) SeedEmptySQLite(ctx context.Context) error {
 	return nil
 }
 
+// buildLiveOps sets up the admin console, role changes and the testing
+// metadata on top of the live-ops service buildPlayer made.
+func (a *App) buildLiveOps() error {
+	lo := a.DB.LiveOps()
+	a.Admins = liveops.NewAdmins(lo, a.Now)
+	var queues []liveops.QueuePreset
+	for _, q := range matchmaking.Presets() {
+		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled})
+	}
+	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
+		Store:        lo,
+		Queues:       queues,
+		Counters:     liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
+		LiveOps:      a.LiveOps,
+		Audit:        a.Audit,
+		Build:        a.Build,
+		Environment:  a.Config.Env,
+		Database:     a.DB.Dialect(),
+		TestingTools: a.Config.TestingTools,
+		StartedAt:    a.Now(),
+		Now:          a.Now,
+	})
+	// The testing metadata reads the embedded fixtures, and only when it
+	// is served.
+	var source liveops.FixtureSource
+	if a.Config.TestingTools {
+		set, ps := seed.Load(fixtures.FS())
+		if len(ps) > 0 {
+			return fmt.Errorf("embedded fixtures: %v", ps)
+		}
+		qf, err := qa.New(set, a.Accounts)
+		if err != nil {
+			return fmt.Errorf("testing metadata: %w", err)
+		}
+		source = qf
+	}
+	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{
+		TestingTools: a.Config.TestingTools,
+		MailLog:      a.Config.SMTPURL == "" && !a.Config.IsProduction(),
+	}, source)
+	return nil
+}
+
 // buildMail sets up the outbox and its worker. Without an SMTP URL (only
 // allowed in development) messages are written to the log, links
 // included, instead of being dropped.
@@ -223,6 +281,10 @@ func (a *App) buildMail() error {
 	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
 		PollInterval: a.Config.MailPollInterval,
 		BackoffBase:  a.Config.MailRetryBase,
+		Lease:        a.Config.MailLease,
+		// The worker wants the lease to cover two conversations; keep
+		// the 30s default when the lease allows it.
+		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
 	})
 	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
 	return nil
@@ -262,6 +324,9 @@ func (a *App) Handler() (http.Handler, error) {
 		Auth:        a.Auth,
 		Players:     a.Players,
 		Profile:     a.Profile,
+		LiveOps:     a.LiveOps,
+		Console:     a.Console,
+		Testing:     a.Testing,
 	})
 }
 

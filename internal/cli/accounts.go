@@ -21,7 +21,7 @@ func newAdminCmd(e *env) *cobra.Command {
 		Use:   "admin",
 		Short: "Manage administrator accounts",
 	}
-	cmd.AddCommand(newAdminCreateCmd(e))
+	cmd.AddCommand(newAdminCreateCmd(e), newAdminSetRoleCmd(e))
 	return cmd
 }
 

@@ -90,6 +90,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newAdminCmd(e),
 		newSessionsCmd(e),
 		newAuditCmd(e),
+		newLiveOpsCmd(e),
 		newMapCmd(e),
 	)
 	return root
@@ -131,7 +132,7 @@ func exitCode(err error) int {
 // it returns as plain errors.
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
-	for _, prefix := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown flag", "unknown shorthand flag", "required flag", "flag needs an argument", "if any flags in the group"} {
+	for _, prefix := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument", "unknown flag", "unknown shorthand flag", "required flag", "flag needs an argument", "if any flags in the group", "at least one of the flags in the group"} {
 		if strings.HasPrefix(msg, prefix) {
 			return true
 		}

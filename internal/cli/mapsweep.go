@@ -23,6 +23,7 @@ type sweepSpec struct {
 	from, to uint64
 	workers  int
 	output   string
+	chunk    uint64 // seeds per work item; 0 means sweepChunk
 }
 
 // mapRow is what a sweep keeps of one map.
@@ -86,7 +87,11 @@ const sweepChunk = 1024
 func sweep(ctx context.Context, e *env, spec sweepSpec) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	chunks := (spec.to-spec.from)/sweepChunk + 1
+	chunk := spec.chunk
+	if chunk == 0 {
+		chunk = sweepChunk
+	}
+	chunks := (spec.to-spec.from)/chunk + 1
 	total := spec.to - spec.from + 1 // 0 when the range is all of uint64
 	type result struct {
 		idx  uint64
@@ -101,8 +106,8 @@ func sweep(ctx context.Context, e *env, spec sweepSpec) error {
 		go func() {
 			defer wg.Done()
 			for idx := range jobs {
-				first := spec.from + idx*sweepChunk
-				n := uint64(sweepChunk)
+				first := spec.from + idx*chunk
+				n := chunk
 				if spec.to-first < n-1 {
 					n = spec.to - first + 1
 				}

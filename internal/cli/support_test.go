@@ -57,8 +57,9 @@ func newSupportEnv(t *testing.T, smtpOpts mailtest.Options) *supportEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
+	// "ada" is a player of the development world the SQLite database seeds itself with.
 	p, err := a.Auth.SignUp(context.Background(), account.RealmPlayer, account.NewUser{
-		Email: "ada@example.com", Name: "Ada", Nickname: "ada", Password: "correct horse battery"}, true, auth.Client{})
+		Email: "ada@example.com", Name: "Ada", Nickname: "ada_cli", Password: "correct horse battery"}, true, auth.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,11 @@ type Config struct {
 	Migrate bool
 	// ShutdownTimeout bounds how long serve drains in-flight requests.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds how long one request may wait on the database
+	// or for a password-hashing slot, so that a database that stops
+	// answering (a partition, a hung server) or a burst beyond capacity
+	// turns into 503 SERVICE_UNAVAILABLE instead of requests that hang.
+	RequestTimeout time.Duration
 	// MetricsAddr, when set, serves Prometheus metrics on its own listener.
 	MetricsAddr string
 	// TestingTools enables /api/testing/legacy-tools.
@@ -83,6 +88,11 @@ type Config struct {
 	// MailRetryBase is the first retry delay of a temporary delivery
 	// failure; each further retry doubles it (up to 15 minutes), with jitter.
 	MailRetryBase time.Duration
+	// MailLease is how long a claimed message belongs to its worker: a
+	// serve process that dies mid-delivery delays the message by at most
+	// this, after which another worker (or the restarted one) sends it.
+	// One SMTP conversation may take half of it.
+	MailLease time.Duration
 
 	// Player meta state.
 	// FriendLimit caps each player's friends.
@@ -98,6 +108,10 @@ type Config struct {
 	// serve until live operations choose others.
 	MapSeedShort uint64
 	MapSeedLong  uint64
+	// LiveOpsRefresh is how long a server plays the map seeds of the
+	// live-ops version it last read before asking the database whether
+	// another process published a newer one (0: ask on every request).
+	LiveOpsRefresh time.Duration
 }
 
 // Error is a configuration problem: which setting, and what is wrong.
@@ -206,6 +220,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.ShutdownTimeout <= 0 {
 		return settingErr("PLATFORM_SHUTDOWN_TIMEOUT", "must be positive")
 	}
+	if c.RequestTimeout < 100*time.Millisecond {
+		return settingErr("PLATFORM_REQUEST_TIMEOUT", "must be at least 100ms")
+	}
 	if c.SessionTTL < time.Hour {
 		return settingErr("PLATFORM_SESSION_TTL", "must be at least 1h")
 	}
@@ -221,11 +238,17 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.TokenTTL < time.Minute {
 		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")
 	}
+	if c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute {
+		return settingErr("PLATFORM_LIVEOPS_REFRESH", "must be between 0s and 1m")
+	}
 	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
 		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")
 	}
 	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
 		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
+	}
+	if c.MailLease < 2*time.Second || c.MailLease > time.Hour {
+		return settingErr("PLATFORM_MAIL_LEASE", "must be between 2s and 1h")
 	}
 	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
 		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")

@@ -54,6 +54,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseBool(&c.Migrate, v) }},
 	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
 		set: func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }},
+	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Default: "20s", Usage: "longest a request may wait (on the database, for a password-hashing slot) before it answers 503; keep it under the 30s write timeout",
+		set: func(c *Config, v string) error { return parseDuration(&c.RequestTimeout, v) }},
 	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Usage: "listen address for Prometheus metrics (off when empty)",
 		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
@@ -93,6 +95,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
 	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
+	{Env: "PLATFORM_MAIL_LEASE", Flag: "mail-lease", Default: "2m", Usage: "how long a claimed message belongs to its worker; a process killed mid-delivery delays the message by at most this",
+		set: func(c *Config, v string) error { return parseDuration(&c.MailLease, v) }},
 	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Default: "200", Usage: "most friends a player may have",
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
 	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
@@ -110,6 +114,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
 	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
+	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
+		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

@@ -52,6 +52,8 @@ const (
 	flagBuild    = 1 << (MaxLanes + 1) // listed in some build zone
 	flagFootstep = 1 << (MaxLanes + 2) // inside some spawn or goal footprint (Board only)
 	flagSeen     = 1 << (MaxLanes + 3) // reached by the current search; cleared after it
+	flagAnchor   = 1 << (MaxLanes + 4) // a 2×2 square of the lane being routed starts here
+	flagSeen2    = 1 << (MaxLanes + 5) // reached by the large-unit search
 )
 
 // Analyze checks a layout and measures its routes. It accepts any layout,
@@ -82,6 +84,7 @@ type analyzer struct {
 	builds    int           // distinct in-bounds build cells
 	stamp     uint32
 	queue     []int32
+	queue2    []int32
 	sat       []int32 // summed-area table for wide centerline squares
 	problems  []Problem
 	seen      []problemKey
@@ -149,6 +152,7 @@ func (a *analyzer) reset(w, h int) {
 		clear(a.flags)
 		clear(a.zone)
 	}
+	a.queue, a.queue2 = a.queue[:0], a.queue2[:0]
 	a.problems = a.problems[:0]
 	a.seen = a.seen[:0]
 	a.laneCells = [MaxLanes]int{}
@@ -273,6 +277,7 @@ func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 		} else {
 			a.report(ProblemNoLargeRoute, i, "lane %d has no route for a large unit from spawn (%d,%d) to goal (%d,%d)", i, ln.Spawn.X, ln.Spawn.Y, ln.Goal.X, ln.Goal.Y)
 		}
+		a.unsee()
 		res.Routes[i] = r
 	}
 
@@ -289,18 +294,21 @@ func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 // and duplicate problems for the list, each at most once, and returns the
 // number of distinct in-bounds cells.
 func (a *analyzer) markList(list []GridPoint, bit uint16, owner int, what listName) (distinct int) {
+	f, w, h, pw := a.flags, a.w, a.h, a.pw
+	paths, shared := 0, 0
 	prev := -1
 	sortReported, dupReported, boundsReported := false, false, false
 	for _, c := range list {
-		if !a.in(c) {
+		if c.X < 0 || c.Y < 0 || c.X >= w || c.Y >= h {
 			if !boundsReported {
 				boundsReported = true
 				a.reportAt(ProblemCellOutOfBounds, owner, c, "%s: (%d,%d) is outside the %d×%d grid", what, c.X, c.Y, a.w, a.h)
 			}
 			continue
 		}
-		idx := a.at(c)
-		if a.flags[idx]&bit != 0 && !dupReported {
+		idx := (c.Y+1)*pw + c.X + 1
+		old := f[idx]
+		if old&bit != 0 && !dupReported {
 			dupReported = true
 			a.reportAt(ProblemCellDuplicate, owner, c, "%s: (%d,%d) is listed twice", what, c.X, c.Y)
 		}
@@ -309,20 +317,20 @@ func (a *analyzer) markList(list []GridPoint, bit uint16, owner int, what listNa
 			a.reportAt(ProblemCellsNotSorted, owner, c, "%s: (%d,%d) is out of row-major order", what, c.X, c.Y)
 		}
 		prev = idx
-		f := a.flags[idx]
-		if f&bit != 0 {
+		if old&bit != 0 {
 			continue
 		}
 		distinct++
-		if bit&laneMask != 0 {
-			switch lanes := f & laneMask; {
-			case lanes == 0:
-				a.paths++
-			case lanes&(lanes-1) == 0:
-				a.shared++ // a second lane claims the cell
-			}
+		if lanes := old & laneMask; lanes == 0 {
+			paths++
+		} else if lanes&(lanes-1) == 0 {
+			shared++ // a second lane claims the cell
 		}
-		a.flags[idx] = f | bit
+		f[idx] = old | bit
+	}
+	if bit&laneMask != 0 {
+		a.paths += paths
+		a.shared += shared
 	}
 	return distinct
 }
@@ -478,12 +486,6 @@ func (a *analyzer) satSum(p GridPoint, s int) int32 {
 	return a.sat[y1*W+x1] - a.sat[y0*W+x1] - a.sat[y1*W+x0] + a.sat[y0*W+x0]
 }
 
-// around returns the lane bits of the 8 neighbours of the cell at idx.
-func (a *analyzer) around(idx int) uint16 {
-	f, pw := a.flags, a.pw
-	return (f[idx-pw-1] | f[idx-pw] | f[idx-pw+1] | f[idx-1] | f[idx+1] | f[idx+pw-1] | f[idx+pw] | f[idx+pw+1]) & laneMask
-}
-
 func (a *analyzer) checkZones(l *MapLayout) {
 	for z := range l.BuildZones {
 		bz := &l.BuildZones[z]
@@ -501,18 +503,18 @@ func (a *analyzer) checkZones(l *MapLayout) {
 		var touching uint16
 		first, distinct := -1, 0
 		sortReported, dupReported := false, false
+		f, zone, w, h, pw := a.flags, a.zone, a.w, a.h, a.pw
 		for _, c := range bz.Cells {
-			if !a.in(c) {
+			if c.X < 0 || c.Y < 0 || c.X >= w || c.Y >= h {
 				a.reportAt(ProblemCellOutOfBounds, owner, c, "%s: (%d,%d) is outside the %d×%d grid", what, c.X, c.Y, a.w, a.h)
 				continue
 			}
-			idx := a.at(c)
-			switch a.zone[idx] {
+			idx := (c.Y+1)*pw + c.X + 1
+			switch zone[idx] {
 			case 0:
-				a.zone[idx] = zid
-				a.flags[idx] |= flagBuild
+				zone[idx] = zid
+				f[idx] |= flagBuild
 				distinct++
-				a.builds++
 				if first < 0 {
 					first = idx
 				}
@@ -529,15 +531,16 @@ func (a *analyzer) checkZones(l *MapLayout) {
 				a.reportAt(ProblemCellsNotSorted, owner, c, "%s: (%d,%d) is out of row-major order", what, c.X, c.Y)
 			}
 			prev = idx
-			if a.flags[idx]&laneMask != 0 {
+			if f[idx]&laneMask != 0 {
 				a.reportAt(ProblemBuildCellOnPath, owner, c, "build zone %d: (%d,%d) is a lane cell", z, c.X, c.Y)
 			}
-			near := a.around(idx)
+			near := (f[idx-pw-1] | f[idx-pw] | f[idx-pw+1] | f[idx-1] | f[idx+1] | f[idx+pw-1] | f[idx+pw] | f[idx+pw+1]) & laneMask
 			if near == 0 {
 				a.reportAt(ProblemBuildCellDetached, owner, c, "build zone %d: (%d,%d) touches no lane cell", z, c.X, c.Y)
 			}
 			touching |= near
 		}
+		a.builds += distinct
 		if first >= 0 && a.zoneReach(first, zid) != distinct {
 			for _, c := range bz.Cells {
 				if a.in(c) && a.zone[a.at(c)] == zid && a.flags[a.at(c)]&flagSeen == 0 {
@@ -567,14 +570,14 @@ func (a *analyzer) checkZones(l *MapLayout) {
 // zoneReach counts the cells of zone z 4-connected to start. It leaves them
 // marked flagSeen; the caller clears the marks with unsee.
 func (a *analyzer) zoneReach(start int, z int16) int {
+	f, zone, pw := a.flags, a.zone, a.pw
 	q := append(a.queue[:0], int32(start))
-	a.flags[start] |= flagSeen
-	pw := a.pw
+	f[start] |= flagSeen
 	for head := 0; head < len(q); head++ {
 		i := int(q[head])
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
-			if a.zone[j] == z && a.flags[j]&flagSeen == 0 {
-				a.flags[j] |= flagSeen
+			if zone[j] == z && f[j]&flagSeen == 0 {
+				f[j] |= flagSeen
 				q = append(q, int32(j))
 			}
 		}
@@ -583,16 +586,20 @@ func (a *analyzer) zoneReach(start int, z int16) int {
 	return len(q)
 }
 
-// unsee clears flagSeen from the cells of the last search.
+// unsee clears the search bits from the cells of the last search (for a
+// lane, the small-unit search visits every cell the large one can).
 func (a *analyzer) unsee() {
+	f := a.flags
 	for _, i := range a.queue {
-		a.flags[i] &^= flagSeen
+		f[i] &^= flagSeen | flagAnchor | flagSeen2
 	}
 }
 
 // smallRoute measures the 1×1 route of lane i and reports lane cells the
-// spawn cannot reach.
+// spawn cannot reach. It leaves its search bits (and flagAnchor) on the
+// cells in a.queue for largeRoute; the caller clears them with unsee.
 func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
+	a.queue = a.queue[:0] // nothing for unsee to clear if we return early
 	bit := uint16(1) << lane
 	if !a.in(ln.Spawn) || !a.in(ln.Goal) {
 		return 0, false
@@ -615,6 +622,11 @@ func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
 		if i == goal {
 			found = steps
 		}
+		// Note where a large unit fits, for largeRoute: only cells this
+		// search reaches can hold a reachable 2×2 square.
+		if f[i+1]&f[i+pw]&f[i+pw+1]&bit != 0 {
+			f[i] |= flagAnchor
+		}
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
 			if f[j]&(bit|flagSeen) == bit {
 				f[j] |= flagSeen
@@ -623,7 +635,6 @@ func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
 		}
 	}
 	a.queue = q
-	defer a.unsee()
 	if len(q) != a.laneCells[lane] {
 		for _, c := range ln.Cells {
 			if a.in(c) && f[a.at(c)]&flagSeen == 0 {
@@ -635,25 +646,20 @@ func (a *analyzer) smallRoute(ln *PathLane, lane int) (int, bool) {
 	return found, found >= 0
 }
 
-// largeRoute measures the 2×2 route of lane i over top-left anchors whose
-// four cells are all lane cells. Anchors in the last row or column include
-// padding cells, which carry no lane bits, so they are never usable.
+// largeRoute measures the 2×2 route of lane i over the top-left anchors
+// smallRoute marked. Its queue is separate, so the small search's cells stay
+// listed in a.queue for unsee.
 func (a *analyzer) largeRoute(ln *PathLane, i int) (int, bool) {
-	bit := uint16(1) << i
 	if !a.in(ln.Spawn) || !a.in(ln.Goal) {
 		return 0, false
 	}
 	f, pw := a.flags, a.pw
 	start, goal := a.at(ln.Spawn), a.at(ln.Goal)
-	anchor := func(j int) bool {
-		return f[j]&f[j+1]&f[j+pw]&f[j+pw+1]&bit != 0
-	}
-	if !anchor(start) || !anchor(goal) {
+	if f[start]&flagAnchor == 0 || f[goal]&flagAnchor == 0 {
 		return 0, false
 	}
-	st := a.nextStamp()
-	q := append(a.queue[:0], int32(start))
-	a.mark[start] = st
+	q := append(a.queue2[:0], int32(start))
+	f[start] |= flagSeen2
 	steps, levelEnd := 0, 1
 	for head := 0; head < len(q); head++ {
 		if head == levelEnd {
@@ -662,17 +668,17 @@ func (a *analyzer) largeRoute(ln *PathLane, i int) (int, bool) {
 		}
 		i := int(q[head])
 		if i == goal {
-			a.queue = q
+			a.queue2 = q
 			return steps, true
 		}
 		for _, j := range [4]int{i - 1, i + 1, i - pw, i + pw} {
-			if a.mark[j] != st && anchor(j) {
-				a.mark[j] = st
+			if f[j]&(flagAnchor|flagSeen2) == flagAnchor {
+				f[j] |= flagSeen2
 				q = append(q, int32(j))
 			}
 		}
 	}
-	a.queue = q
+	a.queue2 = q
 	return 0, false
 }
 

@@ -264,3 +264,23 @@ func TestAnalyzeNilListsAreEmpty(t *testing.T) {
 		t.Errorf("analysis JSON has null: %s", data)
 	}
 }
+
+// TestAnalyzeAfterLargerLayout analyses a tiny broken layout right after a
+// large one on the same pooled scratch space: nothing of the first may leak
+// into the second (this once indexed past the smaller grid).
+func TestAnalyzeAfterLargerLayout(t *testing.T) {
+	big := Generate(Long, 1)
+	tiny := MapLayout{Version: 1, Size: Short, Width: 1, Height: 1,
+		Lanes: []PathLane{{Width: 2, Centerline: []GridPoint{{0, 0}, {1, 0}, {0, 0}}}}}
+	for range 3 {
+		a := new(analyzer)
+		a.analyze(&big)
+		got := a.analyze(&tiny)
+		if got.Valid || !hasCode(got, ProblemLaneWidthInvalid) {
+			t.Fatalf("tiny layout after a long one: %+v", got)
+		}
+		if again := a.analyze(&big); !again.Valid {
+			t.Fatalf("the long layout after the tiny one: %v", again.Problems)
+		}
+	}
+}

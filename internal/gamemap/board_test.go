@@ -109,89 +109,24 @@ func TestRandomPlacementSequences(t *testing.T) {
 	}
 	var boards []board
 	for _, size := range Sizes {
-		for seed := range uint64(12) {
+		for seed := range uint64(8) {
 			boards = append(boards, board{fmt.Sprintf("%s-%d", size, seed), Generate(size, seed)})
 		}
 		r := rand.New(rand.NewPCG(uint64(len(size)), 99))
-		for i := range 24 {
+		for i := range 16 {
 			boards = append(boards, board{fmt.Sprintf("%s-shape-%d", size, i), randomShape(r, size, i%2 == 0)})
 		}
 	}
+	var mu sync.Mutex
 	modes := map[uint8]int{}
-	for i, bd := range boards {
-		t.Run(bd.name, func(t *testing.T) {
-			l := bd.l
-			b, err := NewBoard(l)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, mustASCII(l))
-			}
-			for _, ln := range b.lanes {
-				modes[ln.space[0].mode]++
-				modes[ln.space[1].mode]++
-			}
-			r := rand.New(rand.NewPCG(uint64(i), 7))
-			var laneCells []GridPoint
-			for _, ln := range l.Lanes {
-				laneCells = append(laneCells, ln.Cells...)
-			}
-			var buildCells []GridPoint
-			for _, z := range l.BuildZones {
-				buildCells = append(buildCells, z.Cells...)
-			}
-			st := b.NewState()
-			var blocked []GridPoint
-			lane, build, footprint := cellKinds(l)
-			occupied := map[GridPoint]bool{}
-			refusedCuts := 0
-			for step := range 80 {
-				var p Placement
-				if r.IntN(4) == 0 && len(buildCells) > 0 {
-					p = Placement{Tower, buildCells[r.IntN(len(buildCells))]}
-				} else {
-					p = Placement{Trap, laneCells[r.IntN(len(laneCells))]}
-				}
-				want := Accepted
-				switch {
-				case occupied[p.Cell]:
-					want = RefusedOccupied
-				case p.Kind == Tower && !build[p.Cell]:
-					want = RefusedNotBuildCell
-				case p.Kind == Trap && !lane[p.Cell]:
-					want = RefusedNotPathCell
-				case p.Kind == Trap && footprint[p.Cell]:
-					want = RefusedSpawnOrGoal
-				case p.Kind == Trap:
-					want = expectedTrap(l, blocked, p.Cell)
-				}
-				if got := st.Place(p); got != want {
-					t.Fatalf("step %d: %s at %v after %v: got %q, want %q\n%s", step, p.Kind, p.Cell, blocked, got.Code(), want.Code(), mustASCII(l, st.Placements()...))
-				}
-				if want == RefusedCutsSmallRoute || want == RefusedCutsLargeRoute {
-					refusedCuts++
-				}
-				if want == Accepted {
-					occupied[p.Cell] = true
-					if p.Kind == Trap {
-						blocked = append(blocked, p.Cell)
-					}
-				}
-				ref := referenceRoutes(l, blocked)
-				if !allRoutes(ref) {
-					t.Fatalf("step %d: accepted placements %v cut a route", step, blocked)
-				}
-				if got := st.Routes(); fmt.Sprint(routeValues(got)) != fmt.Sprint(routeValues(ref)) {
-					t.Fatalf("step %d: State.Routes %v, oracle %v", step, routeValues(got), routeValues(ref))
-				}
-				if step == 40 && i%3 == 0 {
-					checkEveryCell(t, l, st, blocked)
-				}
-			}
-			checkEveryCell(t, l, st, blocked)
-			if refusedCuts == 0 && i%3 == 0 {
-				t.Logf("no cut was refused in 80 steps")
-			}
-		})
-	}
+	t.Run("boards", func(t *testing.T) {
+		for i, bd := range boards {
+			t.Run(bd.name, func(t *testing.T) {
+				t.Parallel()
+				sequence(t, i, bd.l, &mu, modes)
+			})
+		}
+	})
 	// Every strategy must have run, or part of the board code is untested.
 	for _, m := range []uint8{modeUncuttable, modePlanar, modeSearch} {
 		if modes[m] == 0 {
@@ -199,6 +134,82 @@ func TestRandomPlacementSequences(t *testing.T) {
 		}
 	}
 	t.Logf("routing spaces per mode (uncuttable, planar, search): %d %d %d", modes[modeUncuttable], modes[modePlanar], modes[modeSearch])
+}
+
+// sequence plays 80 random placements on l, checking each against the
+// oracle, and counts the routing modes of the board in modes.
+func sequence(t *testing.T, i int, l MapLayout, mu *sync.Mutex, modes map[uint8]int) {
+	b, err := NewBoard(l)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, mustASCII(l))
+	}
+	mu.Lock()
+	for _, ln := range b.lanes {
+		modes[ln.space[0].mode]++
+		modes[ln.space[1].mode]++
+	}
+	mu.Unlock()
+	r := rand.New(rand.NewPCG(uint64(i), 7))
+	var laneCells []GridPoint
+	for _, ln := range l.Lanes {
+		laneCells = append(laneCells, ln.Cells...)
+	}
+	var buildCells []GridPoint
+	for _, z := range l.BuildZones {
+		buildCells = append(buildCells, z.Cells...)
+	}
+	st := b.NewState()
+	var blocked []GridPoint
+	lane, build, footprint := cellKinds(l)
+	occupied := map[GridPoint]bool{}
+	refusedCuts := 0
+	for step := range 80 {
+		var p Placement
+		if r.IntN(4) == 0 && len(buildCells) > 0 {
+			p = Placement{Tower, buildCells[r.IntN(len(buildCells))]}
+		} else {
+			p = Placement{Trap, laneCells[r.IntN(len(laneCells))]}
+		}
+		want := Accepted
+		switch {
+		case occupied[p.Cell]:
+			want = RefusedOccupied
+		case p.Kind == Tower && !build[p.Cell]:
+			want = RefusedNotBuildCell
+		case p.Kind == Trap && !lane[p.Cell]:
+			want = RefusedNotPathCell
+		case p.Kind == Trap && footprint[p.Cell]:
+			want = RefusedSpawnOrGoal
+		case p.Kind == Trap:
+			want = expectedTrap(l, blocked, p.Cell)
+		}
+		if got := st.Place(p); got != want {
+			t.Fatalf("step %d: %s at %v after %v: got %q, want %q\n%s", step, p.Kind, p.Cell, blocked, got.Code(), want.Code(), mustASCII(l, st.Placements()...))
+		}
+		if want == RefusedCutsSmallRoute || want == RefusedCutsLargeRoute {
+			refusedCuts++
+		}
+		if want == Accepted {
+			occupied[p.Cell] = true
+			if p.Kind == Trap {
+				blocked = append(blocked, p.Cell)
+			}
+		}
+		ref := referenceRoutes(l, blocked)
+		if !allRoutes(ref) {
+			t.Fatalf("step %d: accepted placements %v cut a route", step, blocked)
+		}
+		if got := st.Routes(); fmt.Sprint(routeValues(got)) != fmt.Sprint(routeValues(ref)) {
+			t.Fatalf("step %d: State.Routes %v, oracle %v", step, routeValues(got), routeValues(ref))
+		}
+		if step == 40 && i%3 == 0 {
+			checkEveryCell(t, l, st, blocked)
+		}
+	}
+	checkEveryCell(t, l, st, blocked)
+	if refusedCuts == 0 && i%3 == 0 {
+		t.Logf("no cut was refused in 80 steps")
+	}
 }
 
 // TestPlacementSequenceUntilFull keeps placing traps on one generated map

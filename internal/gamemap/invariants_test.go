@@ -72,6 +72,7 @@ func TestGenerateInvariants(t *testing.T) {
 // independent of the analyzer. Its buffers are reused across layouts.
 type checker struct {
 	lanesAt []uint8
+	near    []uint8
 	union   []bool
 	stamp   []int
 	zoneAt  []int
@@ -183,18 +184,21 @@ func (ck *checker) check(size Size, seed uint64, l MapLayout, a MapLayoutAnalysi
 	if !slices.Equal(wantOverlap, l.OverlapCells) {
 		return fmt.Errorf("overlapCells %v, cells in two or more lanes %v", l.OverlapCells, wantOverlap)
 	}
-	near := func(c GridPoint) uint8 {
-		var m uint8
-		for dy := -1; dy <= 1; dy++ {
-			for dx := -1; dx <= 1; dx++ {
-				q := GridPoint{c.X + dx, c.Y + dy}
-				if in(q) {
-					m |= lanesAt[q.Y*W+q.X]
-				}
+	// Lanes within one step (8 neighbours) of each cell: every lane cell
+	// paints its 3×3 block.
+	ck.near = grid(ck.near, W*H)
+	for idx, m := range lanesAt {
+		if m == 0 {
+			continue
+		}
+		x, y := idx%W, idx/W
+		for ny := max(y-1, 0); ny <= min(y+1, H-1); ny++ {
+			for nx := max(x-1, 0); nx <= min(x+1, W-1); nx++ {
+				ck.near[ny*W+nx] |= m
 			}
 		}
-		return m
 	}
+	near := func(c GridPoint) uint8 { return ck.near[c.Y*W+c.X] }
 	build := 0
 	for z, bz := range l.BuildZones {
 		if bz.ID != z {

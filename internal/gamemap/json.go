@@ -136,20 +136,9 @@ func (p *parser) seed() (uint64, bool) {
 }
 
 func (p *parser) point() (GridPoint, bool) {
-	// Fast path for the compact form {"x":N,"y":M}; anything else (spaces,
-	// say) starts over on the general path.
-	start := p.i
-	if b := p.b[p.i:]; len(b) > 5 && string(b[:5]) == `{"x":` {
-		p.i += 5
-		x, ok := p.int()
-		if ok && len(p.b)-p.i > 5 && string(p.b[p.i:p.i+5]) == `,"y":` {
-			p.i += 5
-			if y, ok := p.int(); ok && p.i < len(p.b) && p.b[p.i] == '}' {
-				p.i++
-				return GridPoint{x, y}, true
-			}
-		}
-		p.i = start
+	if g, n, ok := compactPoint(p.b[p.i:]); ok {
+		p.i += n
+		return g, true
 	}
 	var g GridPoint
 	ok := p.tok("{") && p.key("x")
@@ -161,6 +150,46 @@ func (p *parser) point() (GridPoint, bool) {
 		g.Y, ok = p.int()
 	}
 	return g, ok && p.tok("}")
+}
+
+// compactPoint reads {"x":N,"y":M} with no spaces and numbers of at most
+// 9 digits at the start of b, returning the bytes used. Anything else is
+// left to the general path. It works on locals only, which keeps it fast
+// (and cheap under the race detector).
+func compactPoint(b []byte) (GridPoint, int, bool) {
+	const px, py = `{"x":`, `,"y":`
+	if len(b) < 13 || string(b[:5]) != px {
+		return GridPoint{}, 0, false
+	}
+	x, i, ok := compactInt(b, 5)
+	if !ok || len(b)-i < 7 || string(b[i:i+5]) != py {
+		return GridPoint{}, 0, false
+	}
+	y, i, ok := compactInt(b, i+5)
+	if !ok || i >= len(b) || b[i] != '}' {
+		return GridPoint{}, 0, false
+	}
+	return GridPoint{x, y}, i + 1, true
+}
+
+func compactInt(b []byte, i int) (int, int, bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start, n := i, 0
+	for i < len(b) && i-start < 10 && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	d := i - start
+	if d == 0 || d > 9 || (d > 1 && b[start] == '0') || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+		return 0, 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, i, true
 }
 
 // list consumes [a, b, ...] calling item for each element.
@@ -184,7 +213,8 @@ func (p *parser) list(item func() bool) bool {
 	}
 }
 
-// points consumes a list of points without a closure per element.
+// points consumes a list of points without a closure per element, with a
+// fast path for the compact form.
 func (p *parser) points() ([]GridPoint, bool) {
 	if !p.tok("[") {
 		return nil, false
@@ -193,18 +223,36 @@ func (p *parser) points() ([]GridPoint, bool) {
 	if p.tok("]") {
 		return out, true
 	}
+	b, i := p.b, p.i
 	for {
-		g, ok := p.point()
-		if !ok {
-			return nil, false
+		if g, n, ok := compactPoint(b[i:]); ok {
+			out = append(out, g)
+			i += n
+		} else {
+			p.i = i
+			g, ok := p.point()
+			if !ok {
+				return nil, false
+			}
+			out = append(out, g)
+			i = p.i
 		}
-		out = append(out, g)
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			p.i = i + 1
+			return out, true
+		}
+		p.i = i
 		if p.tok("]") {
 			return out, true
 		}
 		if !p.tok(",") {
 			return nil, false
 		}
+		i = p.i
 	}
 }
 

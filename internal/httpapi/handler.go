@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
@@ -32,6 +33,11 @@ type Deps struct {
 	Players *player.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
+	// LiveOps serves the live-ops configuration; Console the admin
+	// console's bootstrap; Testing the testing metadata.
+	LiveOps *liveops.Service
+	Console *liveops.Console
+	Testing *liveops.Testing
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -53,6 +59,9 @@ func NewHandler(d Deps) (http.Handler, error) {
 	n.Use(accessLog(d.Log))
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
+	if d.Config != nil && d.Config.RequestTimeout > 0 {
+		n.Use(limitDuration(d.Config.RequestTimeout))
+	}
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}

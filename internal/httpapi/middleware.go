@@ -152,3 +152,17 @@ func (m *muxErrorWriter) Write(b []byte) (int, error) {
 	}
 	return m.ResponseWriter.Write(b)
 }
+
+// limitDuration gives every request a deadline. Handlers pass the
+// request's context to the services and so to the database driver, which
+// gives up at the deadline; the store reports that as SERVICE_UNAVAILABLE.
+// Without it, a database that stops answering without closing its
+// connections (a network partition, a hung server) would hold every
+// request until the client gave up.
+func limitDuration(d time.Duration) negroni.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next(w, r.WithContext(ctx))
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -88,6 +89,14 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		return
 	}
 	pe, ok := platform.As(err)
+	if !ok && errors.Is(err, context.DeadlineExceeded) {
+		// The request's deadline (PLATFORM_REQUEST_TIMEOUT) passed while it
+		// waited — on the database, or for a password-hashing slot under a
+		// burst of sign-ins. That is an overloaded or unreachable
+		// dependency, not a bug.
+		pe, ok = (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
+			Message: "the service is busy or a dependency is unavailable; try again shortly"}).Wrap(err), true
+	}
 	if !ok || pe.Kind == platform.KindInternal {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "error", err)

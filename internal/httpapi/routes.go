@@ -5,6 +5,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
@@ -50,6 +51,10 @@ func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
 	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
 	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
 	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
+
+	mux.Handle("GET /api/admin/bootstrap", requirePermission(d, role.ConsoleRead, handleAdminBootstrap(d)))
+	mux.Handle("GET /api/liveops/admin-bootstrap", requirePermission(d, role.LiveOpsRead, handleLiveOpsAdminBootstrap(d)))
+	mux.Handle("GET /api/testing/legacy-tools", handleTestingTools(d))
 }
 
 // addAuthRoutes lists the routes of one authentication mount. Only the

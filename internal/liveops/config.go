@@ -25,6 +25,8 @@ type Config struct {
 	Flags    []Flag   `json:"flags"`
 	Events   []Event  `json:"events"`
 	Banners  []Banner `json:"banners"`
+	// Messages go to every player's inbox while they are active.
+	Messages []Message `json:"messages,omitempty"`
 }
 
 // MapSeeds are the seeds of the short and the long map.
@@ -72,6 +74,9 @@ type Audience struct {
 	MaxAccountAgeDays int `json:"maxAccountAgeDays,omitempty"`
 	// MinAccountAgeDays matches accounts at least this many days old.
 	MinAccountAgeDays int `json:"minAccountAgeDays,omitempty"`
+	// Environments matches servers running in one of these environments
+	// (development, production).
+	Environments []string `json:"environments,omitempty"`
 }
 
 // Event is a scheduled live event. While it runs, its flag values override
@@ -118,6 +123,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String renders the problem as path: message.
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
 type problems []Problem
@@ -184,7 +190,15 @@ func checkAudience(ps *problems, path string, a Audience) {
 	if a.MaxAccountAgeDays > 0 && a.MinAccountAgeDays > a.MaxAccountAgeDays {
 		ps.add(path, "minAccountAgeDays is above maxAccountAgeDays; nobody matches")
 	}
+	for i, e := range a.Environments {
+		if !slices.Contains(Environments, e) {
+			ps.add(fmt.Sprintf("%s.environments[%d]", path, i), "%q is not an environment (%s)", e, strings.Join(Environments, ", "))
+		}
+	}
 }
+
+// Environments are the values Audience.Environments accepts.
+var Environments = []string{"development", "production"}
 
 func checkLink(ps *problems, path, link string) {
 	if link == "" {
@@ -276,6 +290,7 @@ func (c *Config) Validate(queues []string) []Problem {
 		}
 		checkAudience(&ps, p+".audience", b.Audience)
 	}
+	c.checkMessages(&ps)
 	if len(ps) == 0 {
 		return nil
 	}

@@ -12,6 +12,9 @@ type Subject struct {
 	PlayerID  string
 	Nickname  string
 	CreatedAt time.Time
+	// Environment is the server's environment; the live-ops service fills
+	// it in.
+	Environment string
 }
 
 // Why a flag has its value, in the vocabulary of OpenFeature.
@@ -37,6 +40,8 @@ type Evaluation struct {
 	Flags   map[string]FlagValue `json:"flags"`
 	Events  []EventView          `json:"events"`
 	Banners []BannerView         `json:"banners"`
+	// Messages are the inbox messages active now.
+	Messages []MessageView `json:"messages"`
 }
 
 // FlagValue is a flag's value for one player and why.
@@ -79,6 +84,9 @@ func (a *Audience) Matches(s Subject, salt string, now time.Time) bool {
 	}) {
 		return false
 	}
+	if len(a.Environments) > 0 && !slices.Contains(a.Environments, s.Environment) {
+		return false
+	}
 	age := now.Sub(s.CreatedAt)
 	if a.MaxAccountAgeDays > 0 && age > time.Duration(a.MaxAccountAgeDays)*24*time.Hour {
 		return false
@@ -105,10 +113,11 @@ func bucket(salt, playerID string) int {
 // Evaluate returns what s sees at now.
 func (c *Config) Evaluate(version int, s Subject, now time.Time) *Evaluation {
 	ev := &Evaluation{
-		Version: version,
-		Flags:   make(map[string]FlagValue, len(c.Flags)),
-		Events:  []EventView{},
-		Banners: []BannerView{},
+		Version:  version,
+		Flags:    make(map[string]FlagValue, len(c.Flags)),
+		Events:   []EventView{},
+		Banners:  []BannerView{},
+		Messages: []MessageView{},
 	}
 	var running []*Event
 	for i := range c.Events {
@@ -116,11 +125,14 @@ func (c *Config) Evaluate(version int, s Subject, now time.Time) *Evaluation {
 		if !e.Audience.Matches(s, e.ID, now) {
 			continue
 		}
-		switch {
-		case !now.Before(e.StartAt) && now.Before(e.EndAt):
+		switch StatusAt(e.StartAt, e.EndAt, now) {
+		case StatusActive:
 			running = append(running, e)
 			ev.Events = append(ev.Events, e.view(StatusActive))
-		case now.Before(e.StartAt) && e.StartAt.Sub(now) <= UpcomingWindow:
+		case StatusUpcoming:
+			if e.StartAt.Sub(now) > UpcomingWindow {
+				continue
+			}
 			ev.Events = append(ev.Events, e.view(StatusUpcoming))
 		}
 	}
@@ -129,7 +141,7 @@ func (c *Config) Evaluate(version int, s Subject, now time.Time) *Evaluation {
 		ev.Flags[f.Key] = f.evaluate(s, now, running)
 	}
 	for _, b := range c.Banners {
-		if (b.StartAt != nil && now.Before(*b.StartAt)) || (b.EndAt != nil && !now.Before(*b.EndAt)) {
+		if b.Status(now) != StatusActive {
 			continue
 		}
 		if !b.Audience.Matches(s, b.ID, now) {
@@ -139,6 +151,7 @@ func (c *Config) Evaluate(version int, s Subject, now time.Time) *Evaluation {
 			Link: b.Link, Placement: b.Placement, Priority: b.Priority, EndAt: b.EndAt})
 	}
 	slices.SortStableFunc(ev.Banners, func(a, b BannerView) int { return b.Priority - a.Priority })
+	ev.Messages = c.activeMessages(s, now)
 	return ev
 }
 
@@ -173,17 +186,24 @@ func (f *Flag) evaluate(s Subject, now time.Time, running []*Event) FlagValue {
 // player of a queue, so event audiences do not apply here.
 func (c *Config) MapSeedsAt(now time.Time) MapSeeds {
 	seeds := c.MapSeeds
-	for _, e := range c.Events {
-		if e.MapSeeds == nil || now.Before(e.StartAt) || !now.Before(e.EndAt) {
-			continue
-		}
+	if e := c.seedEvent(now); e != nil {
 		if e.MapSeeds.Short > 0 {
 			seeds.Short = e.MapSeeds.Short
 		}
 		if e.MapSeeds.Long > 0 {
 			seeds.Long = e.MapSeeds.Long
 		}
-		break
 	}
 	return seeds
+}
+
+// seedEvent returns the first running event that sets map seeds, or nil.
+func (c *Config) seedEvent(now time.Time) *Event {
+	for i := range c.Events {
+		e := &c.Events[i]
+		if e.MapSeeds != nil && StatusAt(e.StartAt, e.EndAt, now) == StatusActive {
+			return e
+		}
+	}
+	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // Sources of a published configuration.
@@ -13,44 +16,106 @@ const (
 	SourceOperator = "operator"
 )
 
-// Head identifies a published configuration version.
+// Head identifies a published configuration version. Versions are
+// immutable: a change publishes the next version, so the history is the
+// table itself.
 type Head struct {
-	Version     int
-	ETag        string
-	Hash        string
-	Source      string
-	PublishedAt time.Time
+	Version     int       `json:"version"`
+	ETag        string    `json:"etag"`
+	Hash        string    `json:"contentHash"`
+	Source      string    `json:"source"`
+	PublishedAt time.Time `json:"publishedAt"`
+	// PublishedBy is the audit actor of an operator's version, and
+	// ActorFixtures for a version seeded from the fixtures.
+	PublishedBy string `json:"publishedBy"`
+	// Description says what changed and why.
+	Description string `json:"description"`
 }
+
+// ActorFixtures is who published a version seeded from the fixtures.
+const ActorFixtures = "system:fixtures"
 
 // ETag derives the entity tag of a configuration version.
 func ETag(version int, hash string) string {
 	return fmt.Sprintf(`"liveops-%d-%.16s"`, version, hash)
 }
 
-// Store reads published configurations.
+// Publication is a version to publish: its head and its body.
+type Publication struct {
+	Head   Head
+	Config Config
+}
+
+// Store reads and publishes configurations.
 type Store interface {
 	// LiveOpsHead returns the newest version, or nil when none exists.
 	LiveOpsHead(ctx context.Context) (*Head, error)
 	LiveOpsConfig(ctx context.Context, version int) (*Config, error)
+	// LiveOpsHistory returns the newest versions, newest first.
+	LiveOpsHistory(ctx context.Context, limit int) ([]Head, error)
+	// PublishLiveOps holds the publication lock (the one fixture seeding
+	// holds too), calls next with the newest version and its body (both
+	// nil when none exists), and inserts what next returns together with
+	// its audit entry, in one transaction. When next returns nil nothing is
+	// written. Concurrent publications therefore apply one after the other
+	// and none is lost.
+	PublishLiveOps(ctx context.Context, next func(head *Head, cfg *Config) (*Publication, *audit.Entry, error)) (*Head, error)
 }
 
-// Service serves the current configuration. Versions are immutable, so
-// the parsed newest one is kept until the database names a newer one.
+// CatalogVersioner reports the current content catalog version; the
+// player area owns the catalog.
+type CatalogVersioner interface {
+	CatalogVersion(ctx context.Context) (int, error)
+}
+
+// Options configure the service.
+type Options struct {
+	// Environment (development or production) is what
+	// Audience.Environments matches.
+	Environment string
+	// Catalog, when set, supplies the catalog version operators see.
+	Catalog CatalogVersioner
+	// DefaultShortSeed and DefaultLongSeed are the map seeds the queues
+	// play before any live-ops version is published.
+	DefaultShortSeed, DefaultLongSeed uint64
+	// SeedRefresh is how long MapSeeds trusts the version it last read
+	// before asking the database for a newer one. Versions this service
+	// publishes are seen at once; other processes' within SeedRefresh.
+	SeedRefresh time.Duration
+}
+
+// Service serves and changes the live-ops configuration. Versions are
+// immutable, so the parsed newest one is kept until the database names a
+// newer one; every read still asks the database for the newest version
+// number (MapSeeds at most once per Options.SeedRefresh), so a version
+// another process published is seen.
 type Service struct {
 	store Store
 	now   func() time.Time
+	opts  Options
 
 	mu      sync.Mutex
 	version int
 	config  *Config
+	// head is the newest head read, checked when; checked is zero when it
+	// must be read again (nothing read yet, or this service published).
+	head    *Head
+	checked time.Time
 }
 
 // NewService returns the live-ops service.
-func NewService(store Store, now func() time.Time) *Service {
-	return &Service{store: store, now: now}
+func NewService(store Store, now func() time.Time, opts Options) *Service {
+	return &Service{store: store, now: now, opts: opts}
 }
 
-// config returns the configuration of version, parsing it once.
+// CodeNotPublished is returned while no configuration has been published.
+const CodeNotPublished = "LIVEOPS_NOT_PUBLISHED"
+
+// ErrNotPublished: the database has no live-ops configuration yet.
+var ErrNotPublished = platform.Errorf(platform.KindNotFound, CodeNotPublished,
+	"no live-ops configuration has been published yet; run `platformctl seed fixtures`")
+
+// configAt returns the configuration of version, parsing it once.
 func (s *Service) configAt(ctx context.Context, version int) (*Config, error) {
 	s.mu.Lock()
 	if s.version == version {
@@ -74,9 +139,29 @@ func (s *Service) configAt(ctx context.Context, version int) (*Config, error) {
 // Current returns the newest configuration and its head; both are nil
 // before anything was published.
 func (s *Service) Current(ctx context.Context) (*Head, *Config, error) {
-	head, err := s.store.LiveOpsHead(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("live-ops head: %w", err)
+	return s.current(ctx, 0)
+}
+
+// current is Current that trusts the head it read less than maxAge ago.
+func (s *Service) current(ctx context.Context, maxAge time.Duration) (*Head, *Config, error) {
+	now := s.now()
+	var head *Head
+	fresh := false
+	if maxAge > 0 {
+		s.mu.Lock()
+		if age := now.Sub(s.checked); !s.checked.IsZero() && age >= 0 && age < maxAge {
+			head, fresh = s.head, true
+		}
+		s.mu.Unlock()
+	}
+	if !fresh {
+		var err error
+		if head, err = s.store.LiveOpsHead(ctx); err != nil {
+			return nil, nil, fmt.Errorf("live-ops head: %w", err)
+		}
+		s.mu.Lock()
+		s.head, s.checked = head, now
+		s.mu.Unlock()
 	}
 	if head == nil {
 		return nil, nil, nil
@@ -104,7 +189,9 @@ func (s *Service) Evaluate(ctx context.Context, sub Subject) (*Evaluation, error
 
 // EvaluateVersion evaluates a version the caller already knows is the
 // newest, sparing the head query; version 0 means nothing was published.
+// The subject's environment is the service's.
 func (s *Service) EvaluateVersion(ctx context.Context, version int, sub Subject) (*Evaluation, error) {
+	sub.Environment = s.opts.Environment
 	now := s.now().UTC()
 	if version == 0 {
 		return (&Config{}).Evaluate(0, sub, now), nil
@@ -114,4 +201,12 @@ func (s *Service) EvaluateVersion(ctx context.Context, version int, sub Subject)
 		return nil, err
 	}
 	return cfg.Evaluate(version, sub, now), nil
+}
+
+// published forgets when the newest version was read, so that the next
+// read sees what this service just published.
+func (s *Service) published() {
+	s.mu.Lock()
+	s.checked = time.Time{}
+	s.mu.Unlock()
 }

@@ -65,6 +65,9 @@ func Presets() []Queue {
 // SeedSource says which seeds the current short and long maps have. It may
 // answer differently over time (live operations change the maps without a
 // restart); the service rebuilds its response when the answer changes.
+// MapSeeds is called on every request, so an implementation backed by a
+// database must answer from memory (refreshing in the background or on
+// change) rather than query per call.
 type SeedSource interface {
 	MapSeeds(ctx context.Context) (short, long uint64, err error)
 }

@@ -40,10 +40,9 @@ type CatalogRef struct {
 }
 
 // Bootstrap assembles the player's start-up state. It is the route every
-// client calls first, so it reads in few round trips: one for the versions,
-// profile, counts and lobby id, one for the decks, and one for the lobby
-// when the player is in one; catalog and live-ops configuration come from
-// the per-version cache.
+// client calls first, so it reads everything in one round trip, with the
+// catalog and live-ops configuration from the per-version cache; only a
+// player's very first visit, which gives the starter decks, costs more.
 func (s *Service) Bootstrap(ctx context.Context, v Viewer) (*Bootstrap, error) {
 	st, err := s.store.PlayerState(ctx, v.ID)
 	if err != nil {
@@ -55,19 +54,18 @@ func (s *Service) Bootstrap(ctx context.Context, v Viewer) (*Bootstrap, error) {
 	}
 	b := &Bootstrap{ServerTime: s.clock(), Catalog: CatalogRef{Version: cat.Version, ETag: cat.ETag}, Queues: s.queueList(),
 		Social: s.socialSummary(st.EdgeCounts)}
-	prof := st.Profile
+	prof, decks := st.Profile, st.Decks
 	if prof == nil || !prof.StarterGranted {
 		if prof, err = s.ensureStarted(ctx, cat, v.ID); err != nil {
 			return nil, err
 		}
+		if decks, err = s.store.Decks(ctx, v.ID); err != nil {
+			return nil, fmt.Errorf("bootstrap decks: %w", err)
+		}
 	}
-	rows, err := s.store.Decks(ctx, v.ID)
-	if err != nil {
-		return nil, fmt.Errorf("bootstrap decks: %w", err)
-	}
-	b.Decks = s.deckListFrom(cat, prof, rows)
-	if st.LobbyID != nil {
-		if b.Lobby, err = s.CurrentLobby(ctx, v.ID); err != nil {
+	b.Decks = s.deckListFrom(cat, prof, decks)
+	if st.Lobby != nil && !s.isIdle(st.Lobby, b.ServerTime) {
+		if b.Lobby, err = s.viewWith(ctx, s.store, st.Lobby, st.Members, v.ID); err != nil {
 			return nil, err
 		}
 	}

@@ -171,6 +171,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String renders the problem as path: message.
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
 // problems collects Problems with paths.

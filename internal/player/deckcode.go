@@ -63,6 +63,7 @@ type DeckCodeError struct {
 	Message string
 }
 
+// Error implements error.
 func (e *DeckCodeError) Error() string { return "deck code: " + e.Message }
 
 func codeErr(reason, format string, args ...any) error {

@@ -183,17 +183,18 @@ func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery)
 		limit = *q.Limit
 	}
 	now := s.clock()
-	listings, err := s.store.ListLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: limit})
+	b, err := s.store.BrowseLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("list lobbies: %w", err)
 	}
-	out := &LobbyList{Lobbies: make([]LobbySummary, 0, len(listings))}
-	for _, l := range listings {
+	out := &LobbyList{Lobbies: make([]LobbySummary, 0, len(b.Listings))}
+	for _, l := range b.Listings {
 		out.Lobbies = append(out.Lobbies, s.summary(&l.LobbyRow, l.Host))
 	}
-	out.Current, err = s.CurrentLobby(ctx, playerID)
-	if err != nil {
-		return nil, err
+	if b.Current != nil && !s.isIdle(b.Current, now) {
+		if out.Current, err = s.viewWith(ctx, s.store, b.Current, b.Members, playerID); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -231,13 +231,17 @@ type MemberRow struct {
 	JoinedAt time.Time
 }
 
-// PlayerState is the raw start-up state of one player.
+// PlayerState is the raw start-up state of one player: what a bootstrap
+// reads in its one round trip.
 type PlayerState struct {
 	Catalog        *CatalogHead // nil before the first seed
 	LiveOpsVersion int          // 0 before the first seed
 	Profile        *Profile     // nil for a player never seen
 	EdgeCounts     map[string]int
-	LobbyID        *uuid.UUID
+	Decks          []DeckRow
+	// Lobby is the player's lobby, nil when they are in none.
+	Lobby   *LobbyRow
+	Members []MemberRow
 }
 
 // LobbyFilter narrows the lobby list.
@@ -246,6 +250,14 @@ type LobbyFilter struct {
 	Queue     string
 	ActiveMin time.Time // lobbies idle since before this are not listed
 	Limit     int
+}
+
+// LobbyBrowse is what the lobby browser reads.
+type LobbyBrowse struct {
+	Listings []LobbyListing
+	// Current is the viewer's lobby, nil when they are in none.
+	Current *LobbyRow
+	Members []MemberRow
 }
 
 // LobbyListing is a lobby in a list, with its host.
@@ -272,9 +284,9 @@ type Reader interface {
 	CountEdges(ctx context.Context, userID uuid.UUID, state string) (int, error)
 	EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error)
 
-	// PlayerState reads in one round trip what every bootstrap needs
-	// first: the newest catalog and live-ops versions, the player's
-	// profile, relationship counts and lobby.
+	// PlayerState reads in one round trip what a bootstrap needs: the
+	// newest catalog and live-ops versions, the player's profile,
+	// relationship counts, decks, and lobby with its members.
 	PlayerState(ctx context.Context, userID uuid.UUID) (*PlayerState, error)
 	// CurrentLobbyOf returns the player's lobby and its members in one
 	// round trip, or ErrNotFound.
@@ -284,7 +296,9 @@ type Reader interface {
 	Lobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)
 	LobbyByCode(ctx context.Context, code string) (*LobbyRow, error)
 	Members(ctx context.Context, lobbyID uuid.UUID) ([]MemberRow, error)
-	ListLobbies(ctx context.Context, f LobbyFilter) ([]LobbyListing, error)
+	// BrowseLobbies reads the joinable lobbies and the viewer's own lobby
+	// with its members in one round trip.
+	BrowseLobbies(ctx context.Context, f LobbyFilter) (*LobbyBrowse, error)
 }
 
 // Tx writes player state inside one transaction.

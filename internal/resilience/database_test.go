@@ -1,20 +1,28 @@
 package resilience_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/netfault"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
-// outageBound is how long any request may take while the database is
-// unreachable: it must answer, not hang.
-const outageBound = 5 * time.Second
+// requestTimeout is the server's PLATFORM_REQUEST_TIMEOUT in this test
+// (10s by default), and outageBound how long any request may take while
+// the database is unreachable: it must answer, not hang.
+const (
+	requestTimeout = time.Second
+	outageBound    = requestTimeout + 2*time.Second
+)
 
 // probe is a request that needs the database.
 type probe struct {
@@ -46,14 +54,28 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	t.Cleanup(func() { proxy.Close() })
 	dbURL.Host = proxy.Addr()
-	srv := apitest.New(t, apitest.WithEnv("PLATFORM_DATABASE_URL", dbURL.String()))
-	c := srv.Client(t)
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_DATABASE_URL", dbURL.String()),
+		apitest.WithEnv("PLATFORM_REQUEST_TIMEOUT", requestTimeout.String()))
+	seedContent(t, srv.App)
+	signedIn := srv.SignUpPlayer(t).Client
 
 	probes := []probe{
 		{name: "health", method: "GET", path: "/api/health", ok: http.StatusOK},
+		{name: "session read", method: "GET", path: "/api/player/decks", ok: http.StatusOK},
+		{name: "bootstrap", method: "GET", path: "/api/player/bootstrap", ok: http.StatusOK},
+		{name: "write", method: "POST", path: "/api/player/social/actions", body: map[string]string{"action": "request", "target": "nobody-by-this-name"}, ok: http.StatusNotFound},
+	}
+	// client is a signed-in client of t that gives up well after
+	// outageBound, so that a hang shows as a slow answer, not a crash.
+	client := func(t *testing.T) *apitest.Client {
+		c := srv.Client(t)
+		c.HTTP.Jar = signedIn.HTTP.Jar
+		c.HTTP.Timeout = 3 * outageBound
+		return c
 	}
 	expectUp := func(t *testing.T) {
 		t.Helper()
+		c := client(t)
 		for _, p := range probes {
 			if res := c.Do(p.method, p.path, p.body); res.Status != p.ok {
 				t.Fatalf("%s with the database up: %d %s", p.name, res.Status, res.Body)
@@ -62,8 +84,11 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	expectUp(t)
 
-	for _, mode := range []netfault.Mode{netfault.Refuse, netfault.Blackhole} {
+	// Repeat each outage so that the second one meets a pool whose
+	// connections were opened after the first.
+	for _, mode := range []netfault.Mode{netfault.Refuse, netfault.Blackhole, netfault.Refuse, netfault.Blackhole} {
 		t.Run(mode.String(), func(t *testing.T) {
+			c := client(t)
 			proxy.Set(mode)
 			for _, p := range probes {
 				start := time.Now()
@@ -94,5 +119,18 @@ func TestDatabaseOutage(t *testing.T) {
 			}
 			expectUp(t)
 		})
+	}
+}
+
+// seedContent publishes the embedded content, as an operator does before
+// serving on PostgreSQL (the embedded SQLite seeds itself).
+func seedContent(t *testing.T, a *app.App) {
+	t.Helper()
+	set, problems := seed.Load(fixtures.FS())
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if _, err := a.Seeder.Seed(context.Background(), set, seed.Options{}); err != nil {
+		t.Fatal(err)
 	}
 }

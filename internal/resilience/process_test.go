@@ -134,6 +134,13 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 // PostgreSQL, so that the player routes have a catalog.
 func (p *serveProc) signUp(t *testing.T) string {
 	t.Helper()
+	cookie, _ := p.signUpWithEmail(t)
+	return cookie
+}
+
+// signUpWithEmail is signUp, also returning the player's email address.
+func (p *serveProc) signUpWithEmail(t *testing.T) (cookie, email string) {
+	t.Helper()
 	ctx := context.Background()
 	cfg, err := config.Load(func(k string) string { return p.env[k] }, nil)
 	if err != nil {
@@ -152,8 +159,9 @@ func (p *serveProc) signUp(t *testing.T) string {
 		t.Fatal(err)
 	}
 	nick := "r" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	email = nick + "@example.com"
 	pr, err := a.Auth.SignUp(ctx, account.RealmPlayer, account.NewUser{
-		Email: nick + "@example.com", Name: "Resilience", Nickname: nick, Password: apitest.DefaultPassword,
+		Email: email, Name: "Resilience", Nickname: nick, Password: apitest.DefaultPassword,
 	}, true, auth.Client{UserAgent: "resilience test"})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +170,7 @@ func (p *serveProc) signUp(t *testing.T) string {
 	for _, c := range a.Auth.Cookies().SessionCookies(account.RealmPlayer, pr.Token, true) {
 		parts = append(parts, c.Name+"="+c.Value)
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), email
 }
 
 // signal sends sig to the process.

@@ -34,6 +34,7 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
+// String renders the problem as file: path: message.
 func (p Problem) String() string {
 	if p.Path == "" {
 		return p.File + ": " + p.Message

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -41,53 +40,6 @@ type playerQ struct {
 	db      *bun.DB // scans rows of either
 	dialect string
 }
-
-// scan runs a read and scans its rows into dest. On PostgreSQL the values
-// travel as bind parameters instead of being inlined by bun, so pgx's
-// per-connection statement cache lets the server reuse the plan of the hot
-// statements (the lobby list spent longer planning than running).
-func (q playerQ) scan(ctx context.Context, dest any, query string, args ...any) error {
-	if q.dialect != Postgres {
-		return q.idb.NewRaw(query, args...).Scan(ctx, dest)
-	}
-	query = numberPlaceholders(query)
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	switch db := q.idb.(type) {
-	case *bun.DB:
-		rows, err = db.DB.QueryContext(ctx, query, args...)
-	case bun.Tx:
-		rows, err = db.Tx.QueryContext(ctx, query, args...)
-	default:
-		return q.idb.NewRaw(query, args...).Scan(ctx, dest)
-	}
-	if err != nil {
-		return mapError(err)
-	}
-	return mapError(q.db.ScanRows(ctx, rows, dest))
-}
-
-// numberPlaceholders turns ? into PostgreSQL's $1, $2, … The player
-// queries hold no ? inside string literals.
-func numberPlaceholders(query string) string {
-	var b strings.Builder
-	b.Grow(len(query) + 16)
-	n := 0
-	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(query[i])
-	}
-	return b.String()
-}
-
-var _ player.Tx = playerQ{}
 
 // notFound maps sql.ErrNoRows to player.ErrNotFound.
 func notFound(err error) error {
@@ -166,27 +118,15 @@ func (q playerQ) Profile(ctx context.Context, userID uuid.UUID) (*player.Profile
 	return &p, nil
 }
 
-type deckRow struct {
-	ID        uuid.UUID `bun:"id"`
-	UserID    uuid.UUID `bun:"user_id"`
-	Name      string    `bun:"name"`
-	Code      string    `bun:"code"`
-	Source    string    `bun:"source"`
-	CreatedAt time.Time `bun:"created_at"`
-	UpdatedAt time.Time `bun:"updated_at"`
-}
-
 func (q playerQ) Decks(ctx context.Context, userID uuid.UUID) ([]player.DeckRow, error) {
-	var rows []deckRow
-	err := q.scan(ctx, &rows, "SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
-	}
-	out := make([]player.DeckRow, len(rows))
-	for i, r := range rows {
-		out[i] = player.DeckRow(r)
-	}
-	return out, nil
+	out := make([]player.DeckRow, 0, 8)
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var d player.DeckRow
+		err := rows.Scan(&d.ID, &d.UserID, &d.Name, &d.Code, &d.Source, dbTime{&d.CreatedAt}, dbTime{&d.UpdatedAt})
+		out = append(out, d)
+		return err
+	}, "SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID)
+	return out, err
 }
 
 func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
@@ -198,25 +138,29 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 	return state, mapError(err)
 }
 
-type edgeRow struct {
-	playerRefRow
-	State string    `bun:"state"`
-	Since time.Time `bun:"since"`
-}
-
 func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
-	var rows []edgeRow
-	err := q.scan(ctx, &rows, `SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
+	out := make([]player.Edge, 0, 16)
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var e player.Edge
+		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
+		out = append(out, e)
+		return err
+	}, `SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
 		FROM social_edges e JOIN users u ON u.id = e.other_id
 		WHERE e.user_id = ? ORDER BY e.since DESC, u.id`, userID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
-	}
-	out := make([]player.Edge, len(rows))
-	for i, r := range rows {
-		out[i] = player.Edge{Other: r.ref(), State: r.State, Since: r.Since.UTC()}
-	}
-	return out, nil
+	return out, err
+}
+
+// refDest lists the scan destinations of the columns id, nickname, name,
+// image of users.
+func refDest(p *player.PlayerRef) []any {
+	return []any{&p.ID, emptyString{&p.Nickname}, &p.Name, nullString{&p.Image}}
+}
+
+// lobbyDest lists the scan destinations of lobbyColumns.
+func lobbyDest(l *player.LobbyRow) []any {
+	return []any{&l.ID, nullString{&l.JoinCode}, &l.QueueID, &l.Visibility, &l.Status, &l.HostID, &l.Capacity, &l.MemberCount,
+		dbTime{&l.CreatedAt}, dbTime{&l.UpdatedAt}, dbTime{&l.ActiveAt}, nullTime{&l.ClosedAt}, &l.CloseReason}
 }
 
 func (q playerQ) CountEdges(ctx context.Context, userID uuid.UUID, state string) (int, error) {
@@ -265,38 +209,16 @@ func (q playerQ) MembershipOf(ctx context.Context, userID uuid.UUID) (*player.Me
 const lobbyColumns = "l.id, l.join_code, l.queue_id, l.visibility, l.status, l.host_id, l.capacity, l.member_count, " +
 	"l.created_at, l.updated_at, l.active_at, l.closed_at, l.close_reason"
 
-type lobbyRow struct {
-	ID          uuid.UUID  `bun:"id"`
-	JoinCode    *string    `bun:"join_code"`
-	QueueID     string     `bun:"queue_id"`
-	Visibility  string     `bun:"visibility"`
-	Status      string     `bun:"status"`
-	HostID      uuid.UUID  `bun:"host_id"`
-	Capacity    int        `bun:"capacity"`
-	MemberCount int        `bun:"member_count"`
-	CreatedAt   time.Time  `bun:"created_at"`
-	UpdatedAt   time.Time  `bun:"updated_at"`
-	ActiveAt    time.Time  `bun:"active_at"`
-	ClosedAt    *time.Time `bun:"closed_at"`
-	CloseReason string     `bun:"close_reason"`
-}
-
-func (r *lobbyRow) lobby() *player.LobbyRow {
-	l := player.LobbyRow(*r)
-	l.CreatedAt, l.UpdatedAt, l.ActiveAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC(), l.ActiveAt.UTC()
-	if l.ClosedAt != nil {
-		t := l.ClosedAt.UTC()
-		l.ClosedAt = &t
-	}
-	return &l
-}
-
 func (q playerQ) lobbyWhere(ctx context.Context, suffix, where string, args ...any) (*player.LobbyRow, error) {
-	var r lobbyRow
-	if err := q.idb.NewRaw("SELECT "+lobbyColumns+" FROM lobbies l WHERE "+where+suffix, args...).Scan(ctx, &r); err != nil {
-		return nil, notFound(err)
+	var l *player.LobbyRow
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		l = &player.LobbyRow{}
+		return rows.Scan(lobbyDest(l)...)
+	}, "SELECT "+lobbyColumns+" FROM lobbies l WHERE "+where+suffix, args...)
+	if err == nil && l == nil {
+		err = player.ErrNotFound
 	}
-	return r.lobby(), nil
+	return l, err
 }
 
 func (q playerQ) Lobby(ctx context.Context, id uuid.UUID) (*player.LobbyRow, error) {
@@ -308,56 +230,101 @@ func (q playerQ) LobbyByCode(ctx context.Context, code string) (*player.LobbyRow
 }
 
 func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.MemberRow, error) {
-	var rows []memberRow
-	err := q.scan(ctx, &rows, `SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
+	out := make([]player.MemberRow, 0, 8)
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var m player.MemberRow
+		err := rows.Scan(append(refDest(&m.Player), &m.LobbyID, &m.Ready, dbTime{&m.JoinedAt})...)
+		out = append(out, m)
+		return err
+	}, `SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
 		FROM lobby_members m JOIN users u ON u.id = m.user_id
 		WHERE m.lobby_id = ? ORDER BY m.joined_at, m.user_id`, lobbyID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
-	}
-	out := make([]player.MemberRow, len(rows))
-	for i, r := range rows {
-		out[i] = r.member()
-	}
-	return out, nil
+	return out, err
 }
 
-type listingRow struct {
-	lobbyRow
-	HostNickname *string `bun:"host_nickname"`
-	HostName     string  `bun:"host_name"`
-	HostImage    *string `bun:"host_image"`
-}
-
-// ListLobbies applies the visibility rule of player.Service.visible in SQL:
-// open, not idle, not full, public or hosted by a friend, no block either
-// way, and not the viewer's own lobby.
-func (q playerQ) ListLobbies(ctx context.Context, f player.LobbyFilter) ([]player.LobbyListing, error) {
-	var rows []listingRow
+// BrowseLobbies reads the lobby browser in one statement: the joinable
+// lobbies, and the viewer's own lobby with its members. The first part
+// applies the visibility rule of player.Service.visible in SQL: open, not
+// idle, not full, public or hosted by a friend, no block either way, and
+// not the viewer's own lobby. The viewer's friends, blocks and lobby are
+// each read once (hashed subplans), so a lobby costs a few hash probes, and
+// hosts are joined only for the page returned.
+func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
 	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
 	if f.Queue != "" {
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
 	}
-	args = append(args, f.Limit)
-	err := q.scan(ctx, &rows, `SELECT `+lobbyColumns+`, u.nickname AS host_nickname, u.name AS host_name, u.image AS host_image
-		FROM lobbies l JOIN users u ON u.id = l.host_id
-		WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
-		AND (l.visibility = 'public' OR (l.visibility = 'friends' AND EXISTS (
-			SELECT 1 FROM social_edges f WHERE f.user_id = ? AND f.other_id = l.host_id AND f.state = 'friend')))
-		AND NOT EXISTS (SELECT 1 FROM social_edges b WHERE b.state = 'blocked'
-			AND ((b.user_id = ? AND b.other_id = l.host_id) OR (b.user_id = l.host_id AND b.other_id = ?)))
-		AND NOT EXISTS (SELECT 1 FROM lobby_members m WHERE m.lobby_id = l.id AND m.user_id = ?)`+queue+`
-		ORDER BY l.created_at DESC, l.id LIMIT ?`, args...)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
+	args = append(args, f.Limit, f.Viewer)
+	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit)}
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var (
+			kind     string
+			l        player.LobbyRow
+			person   *uuid.UUID
+			nickname *string
+			name     *string
+			image    *string
+			ready    sql.NullBool
+			joined   *time.Time
+		)
+		err := rows.Scan(append(append([]any{&kind}, lobbyDest(&l)...),
+			nullUUID{&person}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})...)
+		if err != nil || person == nil {
+			return err
+		}
+		ref := player.PlayerRef{ID: *person, Image: image}
+		if nickname != nil {
+			ref.Nickname = *nickname
+		}
+		if name != nil {
+			ref.Name = *name
+		}
+		if kind == "listed" {
+			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: ref})
+			return nil
+		}
+		if out.Current == nil {
+			out.Current = &l
+		}
+		m := player.MemberRow{LobbyID: l.ID, Player: ref, Ready: ready.Bool}
+		if joined != nil {
+			m.JoinedAt = *joined
+		}
+		out.Members = append(out.Members, m)
+		return nil
+	}, `SELECT 'listed' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
+		FROM (SELECT * FROM lobbies l
+			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
+			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
+				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
+			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')
+			AND l.id NOT IN (SELECT lobby_id FROM lobby_members WHERE user_id = ?)`+queue+`
+			ORDER BY l.created_at DESC, l.id LIMIT ?) l
+		JOIN users u ON u.id = l.host_id
+		UNION ALL
+		SELECT 'current' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
+		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ?`, args...)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]player.LobbyListing, len(rows))
-	for i, r := range rows {
-		host := playerRefRow{ID: r.HostID, Nickname: r.HostNickname, Name: r.HostName, Image: r.HostImage}
-		out[i] = player.LobbyListing{LobbyRow: *r.lobby(), Host: host.ref()}
-	}
+	// UNION ALL promises no order, so the order is restored here.
+	slices.SortFunc(out.Listings, func(a, b player.LobbyListing) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	slices.SortFunc(out.Members, func(a, b player.MemberRow) int {
+		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Player.ID.String(), b.Player.ID.String())
+	})
 	return out, nil
 }
 
@@ -490,94 +457,201 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 	return ids, nil
 }
 
-type playerStateRow struct {
-	CatalogVersion     *int       `bun:"catalog_version"`
-	CatalogETag        *string    `bun:"catalog_etag"`
-	CatalogPublishedAt *time.Time `bun:"catalog_published_at"`
-	LiveOpsVersion     *int       `bun:"liveops_version"`
-	ProfileUserID      *uuid.UUID `bun:"profile_user_id"`
-	DefaultDeckID      *uuid.UUID `bun:"default_deck_id"`
-	StarterGranted     *bool      `bun:"starter_granted"`
-	Friends            int        `bun:"friends"`
-	Incoming           int        `bun:"incoming"`
-	Outgoing           int        `bun:"outgoing"`
-	Blocked            int        `bun:"blocked"`
-	LobbyID            *uuid.UUID `bun:"lobby_id"`
-}
-
-// PlayerState reads the versions, the profile, the relationship counts and
-// the lobby id in one statement: the bootstrap's first round trip.
+// PlayerState reads a bootstrap's state in one statement: a UNION ALL of
+// one state row (versions, profile, counts), one row per deck and one row
+// per member of the player's lobby. Each kind of row fills its own columns
+// and leaves the others NULL.
 func (q playerQ) PlayerState(ctx context.Context, userID uuid.UUID) (*player.PlayerState, error) {
-	var rows []playerStateRow
-	err := q.scan(ctx, &rows, `SELECT c.version AS catalog_version, c.etag AS catalog_etag, c.published_at AS catalog_published_at,
-		(SELECT version FROM liveops_configs ORDER BY version DESC LIMIT 1) AS liveops_version,
-		p.user_id AS profile_user_id, p.default_deck_id, p.starter_granted,
-		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'friend') AS friends,
-		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'incoming') AS incoming,
-		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'outgoing') AS outgoing,
-		(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'blocked') AS blocked,
-		(SELECT lobby_id FROM lobby_members WHERE user_id = ?) AS lobby_id
+	st := &player.PlayerState{}
+	var found bool
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var (
+			kind                        string
+			catVersion, liveVersion     sql.NullInt64
+			catETag                     sql.NullString
+			catPublished                *time.Time
+			profile, defaultDeck        *uuid.UUID
+			starter                     sql.NullBool
+			friends, in, out, blocked   sql.NullInt64
+			deckID                      *uuid.UUID
+			deckName, deckCode, deckSrc sql.NullString
+			deckCreated, deckUpdated    *time.Time
+			l                           player.LobbyRow
+			lobbyID, hostID             *uuid.UUID
+			joinCode                    *string
+			queue, visibility, status   sql.NullString
+			capacity, count             sql.NullInt64
+			created, updated, active    *time.Time
+			closedAt                    *time.Time
+			closeReason                 sql.NullString
+			member                      *uuid.UUID
+			nickname, name, image       *string
+			ready                       sql.NullBool
+			joined                      *time.Time
+		)
+		err := rows.Scan(&kind,
+			&catVersion, &catETag, nullTime{&catPublished}, &liveVersion, nullUUID{&profile}, nullUUID{&defaultDeck}, &starter,
+			&friends, &in, &out, &blocked,
+			nullUUID{&deckID}, &deckName, &deckCode, &deckSrc, nullTime{&deckCreated}, nullTime{&deckUpdated},
+			nullUUID{&lobbyID}, nullString{&joinCode}, &queue, &visibility, &status, nullUUID{&hostID}, &capacity, &count,
+			nullTime{&created}, nullTime{&updated}, nullTime{&active}, nullTime{&closedAt}, &closeReason,
+			nullUUID{&member}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case "state":
+			found = true
+			st.EdgeCounts = map[string]int{player.StateFriend: int(friends.Int64), player.StateIncoming: int(in.Int64),
+				player.StateOutgoing: int(out.Int64), player.StateBlocked: int(blocked.Int64)}
+			if catVersion.Valid {
+				st.Catalog = &player.CatalogHead{Version: int(catVersion.Int64), ETag: catETag.String}
+				if catPublished != nil {
+					st.Catalog.PublishedAt = *catPublished
+				}
+			}
+			st.LiveOpsVersion = int(liveVersion.Int64)
+			if profile != nil {
+				st.Profile = &player.Profile{UserID: *profile, DefaultDeckID: defaultDeck, StarterGranted: starter.Bool}
+			}
+		case "deck":
+			d := player.DeckRow{ID: *deckID, UserID: userID, Name: deckName.String, Code: deckCode.String, Source: deckSrc.String}
+			d.CreatedAt, d.UpdatedAt = *deckCreated, *deckUpdated
+			st.Decks = append(st.Decks, d)
+		case "member":
+			if st.Lobby == nil {
+				l = player.LobbyRow{ID: *lobbyID, JoinCode: joinCode, QueueID: queue.String, Visibility: visibility.String,
+					Status: status.String, HostID: *hostID, Capacity: int(capacity.Int64), MemberCount: int(count.Int64),
+					CreatedAt: *created, UpdatedAt: *updated, ActiveAt: *active, ClosedAt: closedAt, CloseReason: closeReason.String}
+				st.Lobby = &l
+			}
+			if member == nil {
+				return nil
+			}
+			m := player.MemberRow{LobbyID: *lobbyID, Player: player.PlayerRef{ID: *member, Image: image}, Ready: ready.Bool, JoinedAt: *joined}
+			if nickname != nil {
+				m.Player.Nickname = *nickname
+			}
+			if name != nil {
+				m.Player.Name = *name
+			}
+			st.Members = append(st.Members, m)
+		}
+		return nil
+	}, `SELECT 'state' AS kind,
+			c.version, c.etag, c.published_at,
+			(SELECT version FROM liveops_configs ORDER BY version DESC LIMIT 1),
+			p.user_id, p.default_deck_id, p.starter_granted,
+			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'friend'),
+			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'incoming'),
+			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'outgoing'),
+			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'blocked'),
+			`+typedNulls("uuid", "text", "text", "text", "timestamptz", "timestamptz")+`,
+			`+typedNulls("uuid", "text", "text", "text", "text", "uuid", "integer", "integer",
+		"timestamptz", "timestamptz", "timestamptz", "timestamptz", "text")+`,
+			`+typedNulls("uuid", "text", "text", "text", "boolean", "timestamptz")+`
 		FROM (SELECT 1 AS one) one
 		LEFT JOIN (SELECT version, etag, published_at FROM content_catalogs ORDER BY version DESC LIMIT 1) c ON 1 = 1
-		LEFT JOIN player_profiles p ON p.user_id = ?`,
-		userID, userID, userID, userID, userID, userID)
+		LEFT JOIN player_profiles p ON p.user_id = ?
+		UNION ALL
+		SELECT 'deck', `+nulls(11)+`, d.id, d.name, d.code, d.source, d.created_at, d.updated_at, `+nulls(13)+`, `+nulls(6)+`
+		FROM player_decks d WHERE d.user_id = ?
+		UNION ALL
+		SELECT 'member', `+nulls(11)+`, `+nulls(6)+`, `+lobbyColumns+`,
+			u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
+		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ?`,
+		userID, userID, userID, userID, userID, userID, userID)
 	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
-	if len(rows) != 1 {
-		return nil, fmt.Errorf("player state: %d rows", len(rows))
+	if !found {
+		return nil, fmt.Errorf("player state: no state row")
 	}
-	r := rows[0]
-	st := &player.PlayerState{LobbyID: r.LobbyID, EdgeCounts: map[string]int{
-		player.StateFriend: r.Friends, player.StateIncoming: r.Incoming, player.StateOutgoing: r.Outgoing, player.StateBlocked: r.Blocked}}
-	if r.CatalogVersion != nil {
-		st.Catalog = &player.CatalogHead{Version: *r.CatalogVersion, ETag: *r.CatalogETag, PublishedAt: r.CatalogPublishedAt.UTC()}
-	}
-	if r.LiveOpsVersion != nil {
-		st.LiveOpsVersion = *r.LiveOpsVersion
-	}
-	if r.ProfileUserID != nil {
-		st.Profile = &player.Profile{UserID: *r.ProfileUserID, DefaultDeckID: r.DefaultDeckID, StarterGranted: r.StarterGranted != nil && *r.StarterGranted}
-	}
+	// UNION ALL promises no order, so the order is restored here.
+	slices.SortFunc(st.Decks, func(a, b player.DeckRow) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	slices.SortFunc(st.Members, func(a, b player.MemberRow) int {
+		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Player.ID.String(), b.Player.ID.String())
+	})
 	return st, nil
 }
 
-type lobbyMemberRow struct {
-	lobbyRow
-	MemberID       *uuid.UUID `bun:"member_id"`
-	MemberNickname *string    `bun:"member_nickname"`
-	MemberName     *string    `bun:"member_name"`
-	MemberImage    *string    `bun:"member_image"`
-	Ready          *bool      `bun:"ready"`
-	JoinedAt       *time.Time `bun:"joined_at"`
+// nulls returns n comma-separated NULLs, the columns a UNION ALL branch
+// leaves to the others.
+func nulls(n int) string {
+	return strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
+}
+
+// typedNulls returns NULLs cast to the given PostgreSQL types, for the
+// first branch of a UNION ALL: PostgreSQL resolves the column types of
+// chained UNIONs pair by pair and would otherwise settle two untyped NULLs
+// on text. SQLite reads every such cast as NULL.
+func typedNulls(types ...string) string {
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = "CAST(NULL AS " + t + ")"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CurrentLobbyOf reads the player's lobby with its members in one
 // statement.
 func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.LobbyRow, []player.MemberRow, error) {
-	var rows []lobbyMemberRow
-	err := q.scan(ctx, &rows, `SELECT `+lobbyColumns+`, u.id AS member_id, u.nickname AS member_nickname, u.name AS member_name,
+	var (
+		l       *player.LobbyRow
+		members []player.MemberRow
+	)
+	err := q.each(ctx, func(rows *sql.Rows) error {
+		var (
+			row      player.LobbyRow
+			id       *uuid.UUID
+			nickname *string
+			name     *string
+			m        player.MemberRow
+			ready    sql.NullBool
+			joined   *time.Time
+		)
+		if err := rows.Scan(append(lobbyDest(&row), nullUUID{&id}, nullString{&nickname}, nullString{&name},
+			nullString{&m.Player.Image}, &ready, nullTime{&joined})...); err != nil {
+			return err
+		}
+		if l == nil {
+			l = &row
+		}
+		if id == nil {
+			return nil
+		}
+		m.LobbyID, m.Player.ID, m.Ready = l.ID, *id, ready.Bool
+		if nickname != nil {
+			m.Player.Nickname = *nickname
+		}
+		if name != nil {
+			m.Player.Name = *name
+		}
+		if joined != nil {
+			m.JoinedAt = *joined
+		}
+		members = append(members, m)
+		return nil
+	}, `SELECT `+lobbyColumns+`, u.id AS member_id, u.nickname AS member_nickname, u.name AS member_name,
 		u.image AS member_image, m.ready, m.joined_at
 		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
 		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
 		WHERE me.user_id = ? ORDER BY m.joined_at, m.user_id`, userID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, mapError(err)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(rows) == 0 {
+	if l == nil {
 		return nil, nil, player.ErrNotFound
-	}
-	l := rows[0].lobby()
-	members := make([]player.MemberRow, 0, len(rows))
-	for _, r := range rows {
-		if r.MemberID == nil {
-			continue
-		}
-		ref := playerRefRow{ID: *r.MemberID, Nickname: r.MemberNickname, Image: r.MemberImage}
-		if r.MemberName != nil {
-			ref.Name = *r.MemberName
-		}
-		members = append(members, player.MemberRow{LobbyID: l.ID, Player: ref.ref(), Ready: r.Ready != nil && *r.Ready, JoinedAt: r.JoinedAt.UTC()})
 	}
 	return l, members, nil
 }

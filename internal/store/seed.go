@@ -96,8 +96,8 @@ func (q seedQ) LiveOpsHead(ctx context.Context) (*liveops.Head, error) {
 }
 
 func (q seedQ) PublishLiveOps(ctx context.Context, p seed.Published) error {
-	_, err := q.idb.NewRaw("INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at) VALUES (?, ?, ?, ?, ?, ?)",
-		p.Version, p.ETag, p.Hash, string(p.Body), p.Source, p.PublishedAt).Exec(ctx)
+	_, err := q.idb.NewRaw("INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at, published_by, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		p.Version, p.ETag, p.Hash, string(p.Body), p.Source, p.PublishedAt, liveops.ActorFixtures, "defaults from the fixtures").Exec(ctx)
 	return mapError(err)
 }
 
@@ -135,7 +135,7 @@ func (q seedQ) InsertUser(ctx context.Context, u *account.User) error {
 	return insertUser(ctx, q.idb, u)
 }
 
-// LiveOpsStore implements liveops.Store.
+// LiveOpsStore implements liveops.Store (see also liveops.go).
 type LiveOpsStore struct{ db *DB }
 
 // LiveOps returns the live-ops configuration store.
@@ -148,8 +148,8 @@ func (s *LiveOpsStore) LiveOpsHead(ctx context.Context) (*liveops.Head, error) {
 
 func liveOpsHead(ctx context.Context, idb bun.IDB) (*liveops.Head, error) {
 	var h liveops.Head
-	err := idb.NewRaw("SELECT version, etag, content_hash, source, published_at FROM liveops_configs ORDER BY version DESC LIMIT 1").
-		Scan(ctx, &h.Version, &h.ETag, &h.Hash, &h.Source, &h.PublishedAt)
+	err := idb.NewRaw("SELECT version, etag, content_hash, source, published_at, published_by, description FROM liveops_configs ORDER BY version DESC LIMIT 1").
+		Scan(ctx, &h.Version, &h.ETag, &h.Hash, &h.Source, &h.PublishedAt, &h.PublishedBy, &h.Description)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -164,6 +165,11 @@ func isConnectionError(err error) bool {
 	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) {
+		return true
+	}
+	// A connection the server (or the network) closed mid-conversation
+	// surfaces from pgx as a bare EOF.
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return true
 	}
 	msg := err.Error()

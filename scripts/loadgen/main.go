@@ -39,12 +39,12 @@ func main() {
 }
 
 type options struct {
-	plan, base, smtp, jsonOut, gobench, label, only string
-	conns                                           int
-	dur, warmup, interval, mailTimeout, reqTimeout  time.Duration
-	wait                                            time.Duration
-	iterations                                      int64
-	pid                                             int
+	plan, base, smtp, jsonOut, gobench, label, only, pgURL string
+	conns                                                  int
+	dur, warmup, interval, mailTimeout, reqTimeout         time.Duration
+	wait                                                   time.Duration
+	iterations                                             int64
+	pid                                                    int
 }
 
 func run(ctx context.Context, args []string) int {
@@ -70,7 +70,8 @@ func run(ctx context.Context, args []string) int {
 	fs.DurationVar(&o.mailTimeout, "mail-timeout", 30*time.Second, "how long a flow waits for its mail")
 	fs.DurationVar(&o.reqTimeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "wait this long for GET /api to answer before starting")
-	fs.IntVar(&o.pid, "pid", 0, "server process id, to sample its RSS from /proc")
+	fs.IntVar(&o.pid, "pid", 0, "server process id, to sample its RSS and CPU time from /proc")
+	fs.StringVar(&o.pgURL, "pg-url", "", "the server's PostgreSQL database (same machine), to add its backends' CPU time per request")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -115,6 +116,14 @@ func execute(ctx context.Context, mode string, o *options) error {
 	}
 	rss := newRSSSampler(o.pid)
 	defer rss.close()
+	if o.pid > 0 {
+		cpu, err := newCPUMeter(ctx, o.pid, o.pgURL)
+		if err != nil {
+			return err
+		}
+		defer cpu.close()
+		r.cpu = cpu
+	}
 
 	failed := false
 	switch mode {

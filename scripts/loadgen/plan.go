@@ -66,8 +66,8 @@ type Step struct {
 	Body json.RawMessage `json:"body,omitempty"`
 	// Expect lists the acceptable statuses (default 200).
 	Expect []int `json:"expect,omitempty"`
-	// AwaitMail waits for the next message to the user's address instead
-	// of sending a request; Capture then applies to the decoded message.
+	// AwaitMail waits for the next message to the user's address that
+	// Capture matches (skipping others) instead of sending a request.
 	AwaitMail bool `json:"awaitMail,omitempty"`
 	// Capture stores the first submatch of each regular expression, found
 	// in the response body (or the mail), as a var for later steps.
@@ -102,9 +102,10 @@ type BenchTarget struct {
 	Issue int `json:"issue"`
 	// Name is the benchmark's full name without the -GOMAXPROCS suffix,
 	// for example BenchmarkAnalyze/short.
-	Name       string  `json:"name"`
-	Label      string  `json:"label"`
-	MaxNsPerOp float64 `json:"maxNsPerOp"`
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// MaxNsPerOp is the ceiling; 0 lists the figure without a target.
+	MaxNsPerOp float64 `json:"maxNsPerOp,omitempty"`
 }
 
 // Duration is a time.Duration written as "10s" in JSON.

@@ -187,6 +187,9 @@ func checkTargets(plan *Plan, rep *report) []check {
 		if rep.Benchmarks == nil {
 			break
 		}
+		if bt.MaxNsPerOp <= 0 {
+			continue
+		}
 		c := check{bt.Issue, bt.Label, fmt.Sprintf("<= %s", fmtNs(bt.MaxNsPerOp)), "not run", false}
 		for _, b := range rep.Benchmarks {
 			if b.Name == bt.Name {
@@ -236,6 +239,7 @@ func printReport(w io.Writer, rep *report) {
 				fmt.Fprintf(w, "  %s: %d × %s\n", r.Name, n, kind)
 			}
 		}
+		printCPU(w, rep.Scenarios)
 	}
 	if s := rep.Soak; s != nil {
 		fmt.Fprintln(w)
@@ -271,3 +275,25 @@ func printReport(w io.Writer, rep *report) {
 }
 
 func nowRFC3339() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// printCPU shows what each request cost in CPU time, and the throughput
+// that implies with the machine's cores to the server and its database.
+func printCPU(w io.Writer, results []*scenarioResult) {
+	measured := false
+	for _, r := range results {
+		measured = measured || r.CPU != nil
+	}
+	if !measured {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tserver CPU ms/req\tdatabase CPU ms/req\tloadgen CPU ms/req\tprojected req/s on idle cores\t")
+	for _, r := range results {
+		if r.CPU == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.0f\t\n", r.Name, r.CPU.ServerMs, r.CPU.DatabaseMs, r.CPU.LoadgenMs, r.CPU.ProjectedRPS)
+	}
+	tw.Flush()
+}

@@ -25,7 +25,8 @@ type rssSampler struct {
 	start  time.Time
 }
 
-// rssReport is before/peak/after in MiB.
+// rssReport is in MiB: before the scenario's warm-up, the peak during its
+// measured phase, and a second after it.
 type rssReport struct {
 	Before float64 `json:"before"`
 	Peak   float64 `json:"peak"`
@@ -63,7 +64,7 @@ func newRSSSampler(pid int) *rssSampler {
 	return s
 }
 
-// mark records the current RSS under name; "before" also restarts the peak.
+// mark records the current RSS under name.
 func (s *rssSampler) mark(name string) {
 	if s.pid <= 0 {
 		return
@@ -75,10 +76,23 @@ func (s *rssSampler) mark(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.marks[name] = v
-	if name == "before" {
-		s.peak = v
-	}
 	s.peak = max(s.peak, v)
+}
+
+// resetPeak starts a new peak from the current RSS: the peak of a
+// scenario is taken over its measured phase, so that memory a previous
+// scenario left for the garbage collector to return is not charged to it.
+func (s *rssSampler) resetPeak() {
+	if s.pid <= 0 {
+		return
+	}
+	v, err := readRSS(s.pid)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.peak = v
+	s.mu.Unlock()
 }
 
 // point appends the current RSS to the soak series.

@@ -73,7 +73,7 @@ func (s *sink) box(rcpt string) chan string {
 
 // await returns the decoded text of the next message to rcpt.
 func (s *sink) await(rcpt string, timeout time.Duration) (string, error) {
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(max(timeout, 0))
 	defer t.Stop()
 	select {
 	case m := <-s.box(rcpt):

@@ -127,6 +127,7 @@ func (r *runner) runSoak(ctx context.Context, conns int, dur, warmup, every time
 	}
 
 	rss.mark("before")
+	rss.resetPeak()
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()

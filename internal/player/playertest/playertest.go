@@ -79,7 +79,7 @@ func New(tb testing.TB, opts Options) *Env {
 	clock := &Clock{}
 	e := &Env{DB: db, Clock: clock}
 	e.Accounts = account.NewService(db.Accounts(), account.NewHasher(Cheap), clock.Now)
-	e.LiveOps = liveops.NewService(db.LiveOps(), clock.Now)
+	e.LiveOps = liveops.NewService(db.LiveOps(), clock.Now, liveops.Options{})
 	e.Players = player.New(db.Player(), Queues, e.LiveOps, player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout, Now: clock.Now})
 	e.Seeder = seed.New(db.Seed(), e.Accounts, e.Players, Queues, clock.Now)
 	set, ps := seed.Load(fixtures.FS())

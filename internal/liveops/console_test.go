@@ -1,0 +1,101 @@
+package liveops_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/role"
+)
+
+// TestConsoleCounts builds accounts, sessions (one of them expired) and
+// outbox messages at known times and checks every count of the console
+// bootstrap at a known instant.
+func TestConsoleCounts(t *testing.T) {
+	ctx := context.Background()
+	f := published(t, "development")
+	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}), f.clock.now)
+	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{
+		Secret: "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
+		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
+	}, f.clock.now)
+	signUp := func(n string) {
+		if _, err := sessions.SignUp(ctx, account.RealmPlayer, account.NewUser{Email: n + "@example.com", Name: n, Nickname: n, Password: "correct horse"}, true, auth.Client{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signUp("early") // its session expires at t0+168h
+	f.clock.add(100 * time.Hour)
+	signUp("late")
+	admin, err := accounts.Create(ctx, account.RealmAdmin, account.NewUser{Email: "ops@example.com", Name: "Ops", Password: "correct horse", Role: "support"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sessions.OpenSession(ctx, admin, true, auth.Client{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, created := range []time.Duration{150 * time.Hour, 160 * time.Hour} {
+		m := &mail.Outgoing{ID: uuid.New(), Template: mail.TemplateProfileChange, To: "x@example.com", Subject: "s",
+			Payload: []byte("sealed"), CreatedAt: t0.Add(created), ExpiresAt: t0.Add(created + time.Hour)}
+		if err := f.db.Mail().EnqueueMail(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Profile changes: one waiting with a live token, one whose token
+	// expired, one completed. Only the first waits for anything.
+	late, err := accounts.ByEmail(ctx, account.RealmPlayer, "late@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		status  string
+		expires time.Duration
+	}{{"pending", 200 * time.Hour}, {"pending", 150 * time.Hour}, {"completed", 200 * time.Hour}} {
+		id := uuid.New()
+		typ := []string{"profile", "email", "password"}[i]
+		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_changes (id, user_id, type, status, step, base_fingerprint, callback_url, requested_by, created_at, updated_at)
+			VALUES (?, ?, ?, ?, 'confirm', 'x', 'https://play.example.com/confirm', 'self', ?, ?)`, id, late.ID, typ, c.status, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_tokens (token_hash, change_id, user_id, type, step, created_at, expires_at)
+			VALUES (?, ?, ?, ?, 'confirm', ?, ?)`, uuid.NewString(), id, late.ID, typ, t0, t0.Add(c.expires)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.set(t0.Add(169 * time.Hour))
+
+	lo := f.db.LiveOps()
+	console := liveops.NewConsole(liveops.ConsoleDeps{
+		Store: lo, Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
+		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(),
+		StartedAt: t0, Now: f.clock.now,
+	})
+	b, err := console.Bootstrap(ctx, liveops.Caller{ID: admin.ID, Email: admin.Email, Name: admin.Name, Role: role.Support})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.Counts
+	if c.Players != 2 || c.PlayerSessions != 1 || c.Administrators != 1 || c.AdminSessions != 1 {
+		t.Fatalf("account counts %+v, want 2 players with 1 live session, 1 admin with 1", c.AccountCounts)
+	}
+	if c.MailOutbox == nil || c.MailOutbox.ByStatus["pending"] != 2 || c.MailOutbox.ByStatus["sent"] != 0 || len(c.MailOutbox.ByStatus) != len(mail.Statuses) ||
+		c.MailOutbox.OldestPendingAgeSeconds != int64(19*time.Hour/time.Second) {
+		t.Fatalf("outbox %+v, want 2 pending, the oldest 19h old", c.MailOutbox)
+	}
+	if c.OpenLobbies == nil || *c.OpenLobbies != 0 || c.PendingProfileChanges == nil || *c.PendingProfileChanges != 1 {
+		t.Fatalf("optional counts %+v", c)
+	}
+	if b.Runtime.UptimeSeconds != int64(169*time.Hour/time.Second) || !b.Runtime.ServerTime.Equal(f.clock.now()) {
+		t.Fatalf("runtime %+v", b.Runtime)
+	}
+	if b.RecentAudit == nil || len(b.Maps) != 2 || b.Maps[1].Seed != 22 {
+		t.Fatalf("support sees audit %v; maps %+v (the long override ended at t0+144h)", b.RecentAudit != nil, b.Maps)
+	}
+}

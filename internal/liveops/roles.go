@@ -1,0 +1,122 @@
+package liveops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/role"
+)
+
+// ActionSetRole is the audit action of a role change.
+const ActionSetRole = "admin.set-role"
+
+// Error codes of role changes.
+const (
+	// CodeAdminNotFound: no administrator has that id or email.
+	CodeAdminNotFound = "ADMIN_NOT_FOUND"
+	// CodeLastAdmin: the change would leave no administrator with the admin role.
+	CodeLastAdmin = "LAST_ADMIN"
+)
+
+// AdminRef names an administrator account by id or by email; exactly one
+// is set.
+type AdminRef struct {
+	ID    uuid.UUID
+	Email string
+}
+
+// String is the ref as the audit trail and messages show it.
+func (r AdminRef) String() string {
+	if r.ID != uuid.Nil {
+		return r.ID.String()
+	}
+	return r.Email
+}
+
+// AdminAccount is an administrator as role changes see it.
+type AdminAccount struct {
+	ID    uuid.UUID `json:"id"`
+	Email string    `json:"email"`
+	Name  string    `json:"name"`
+	Role  role.Role `json:"role"`
+}
+
+// RoleChange is the result of SetRole.
+type RoleChange struct {
+	Admin   AdminAccount `json:"admin"`
+	From    role.Role    `json:"from"`
+	To      role.Role    `json:"to"`
+	Changed bool         `json:"changed"`
+}
+
+// RoleGuard decides, inside the store's transaction, whether target may go
+// from its current role to another; admins is the number of administrators
+// holding the admin role, read under lock.
+type RoleGuard func(target AdminAccount, to role.Role, admins int) error
+
+// RoleStore changes administrators' roles.
+type RoleStore interface {
+	// SetAdminRole finds the administrator ref names, calls guard with the
+	// admin count read under lock, and when guard allows and the role
+	// differs, sets it and records e (its Target and Details completed) in
+	// the same transaction. It returns the account as it was before.
+	SetAdminRole(ctx context.Context, ref AdminRef, to role.Role, guard RoleGuard, e *audit.Entry) (*AdminAccount, error)
+}
+
+// Admins changes administrators' roles.
+type Admins struct {
+	store RoleStore
+	now   func() time.Time
+}
+
+// NewAdmins returns the role-change service.
+func NewAdmins(store RoleStore, now func() time.Time) *Admins {
+	return &Admins{store: store, now: now}
+}
+
+// ErrAdminNotFound is returned for an id or email no administrator has.
+var ErrAdminNotFound = platform.Errorf(platform.KindNotFound, CodeAdminNotFound, "no administrator has that id or email")
+
+// guardLastAdmin refuses to take the admin role from the last holder, so
+// that someone can always manage administrators from the console.
+func guardLastAdmin(target AdminAccount, to role.Role, admins int) error {
+	if target.Role == role.Admin && to != role.Admin && admins <= 1 {
+		return platform.Errorf(platform.KindConflict, CodeLastAdmin,
+			"%s is the last administrator with the admin role; give another administrator the admin role first", target.Email)
+	}
+	return nil
+}
+
+// SetRole gives the administrator ref names the role roleName, recording
+// actor and reason in the audit trail in the same transaction. Setting the
+// role an administrator already has changes and records nothing. The new
+// role applies to the administrator's next request: sessions read the
+// role from the account every time.
+func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleName, reason string) (*RoleChange, error) {
+	ref.Email = strings.ToLower(strings.TrimSpace(ref.Email))
+	if (ref.ID == uuid.Nil) == (ref.Email == "") {
+		return nil, platform.Invalid("admin", "name the administrator by id or by email, not both")
+	}
+	to, err := role.Parse(roleName)
+	if err != nil {
+		return nil, err
+	}
+	reason = strings.TrimSpace(reason)
+	if err := checkActorReason(actor, reason); err != nil {
+		return nil, err
+	}
+	entry := &audit.Entry{At: a.now().UTC(), Actor: actor, Action: ActionSetRole, Reason: reason}
+	prev, err := a.store.SetAdminRole(ctx, ref, to, guardLastAdmin, entry)
+	if err != nil {
+		return nil, fmt.Errorf("set role of %s: %w", ref, err)
+	}
+	after := *prev
+	after.Role = to
+	return &RoleChange{Admin: after, From: prev.Role, To: to, Changed: prev.Role != to}, nil
+}

@@ -1,0 +1,3 @@
+ALTER TABLE liveops_configs DROP COLUMN description;
+--bun:split
+ALTER TABLE liveops_configs DROP COLUMN published_by;
