@@ -97,6 +97,8 @@ type Store interface {
 	// CreateMailToken stores t, replacing the user's earlier tokens of the
 	// same purpose, and enqueues m, in one transaction.
 	CreateMailToken(ctx context.Context, t *MailToken, m *mail.Outgoing) error
+	// DeleteExpiredMailTokens deletes mailed tokens past their expiry.
+	DeleteExpiredMailTokens(ctx context.Context, now time.Time) error
 	// PeekMailToken returns the live token of purpose and realm with
 	// tokenHash, or ErrTokenNotFound; it changes nothing.
 	PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error)
@@ -292,6 +294,16 @@ func (s *Service) SessionFromRequest(ctx context.Context, realm account.Realm, r
 // (one more write, at most once per RefreshAfter). An expired session is
 // deleted on sight.
 func (s *Service) Authenticate(ctx context.Context, realm account.Realm, token string) (*Principal, error) {
+	return s.authenticate(ctx, realm, token, true)
+}
+
+// AuthenticateNoRefresh is Authenticate without extending the session, for
+// better-auth's get-session?disableRefresh=true.
+func (s *Service) AuthenticateNoRefresh(ctx context.Context, realm account.Realm, token string) (*Principal, error) {
+	return s.authenticate(ctx, realm, token, false)
+}
+
+func (s *Service) authenticate(ctx context.Context, realm account.Realm, token string, refresh bool) (*Principal, error) {
 	if token == "" || len(token) > 256 {
 		return nil, ErrUnauthenticated
 	}
@@ -316,7 +328,7 @@ func (s *Service) Authenticate(ctx context.Context, realm account.Realm, token s
 	}
 	sess.Token = token
 	p := &Principal{Realm: realm, User: u, Session: sess, Token: token}
-	if sess.Remember && !now.Before(sess.ExpiresAt.Add(-s.ttl).Add(s.refresh)) {
+	if refresh && sess.Remember && !now.Before(sess.ExpiresAt.Add(-s.ttl).Add(s.refresh)) {
 		expires := now.Add(s.ttl)
 		ok, err := s.store.ExtendSession(ctx, sess.ID, expires, now)
 		if err != nil {
@@ -403,11 +415,16 @@ func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int
 	return n, nil
 }
 
-// PruneExpired deletes every expired session and returns how many.
+// PruneExpired deletes every expired session and mailed token and returns
+// how many sessions it deleted.
 func (s *Service) PruneExpired(ctx context.Context) (int, error) {
-	n, err := s.store.DeleteExpiredSessions(ctx, s.clock())
+	now := s.clock()
+	n, err := s.store.DeleteExpiredSessions(ctx, now)
 	if err != nil {
 		return 0, fmt.Errorf("prune sessions: %w", err)
+	}
+	if err := s.store.DeleteExpiredMailTokens(ctx, now); err != nil {
+		return n, fmt.Errorf("prune mailed tokens: %w", err)
 	}
 	return n, nil
 }

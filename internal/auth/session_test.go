@@ -195,6 +195,9 @@ func TestSlidingRefreshAndExpiry(t *testing.T) {
 		t.Fatalf("before refresh-after: refreshed %v expires %v (%v)", got.Refreshed, got.Session.ExpiresAt, err)
 	}
 	f.clock.Advance(time.Hour)
+	if peek, err := f.svc.AuthenticateNoRefresh(ctx, account.RealmPlayer, p.Token); err != nil || peek.Refreshed || !peek.Session.ExpiresAt.Equal(created) {
+		t.Fatalf("AuthenticateNoRefresh extended the session (%v)", err)
+	}
 	got, err = f.svc.Authenticate(ctx, account.RealmPlayer, p.Token)
 	if err != nil || !got.Refreshed {
 		t.Fatalf("after a day: refreshed %v (%v), want a refresh", got.Refreshed, err)
@@ -296,10 +299,23 @@ func TestPruneExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := f.svc.RequestPasswordReset(ctx, account.RealmPlayer, "ada@example.com", "", auth.Client{}); err != nil {
+		t.Fatal(err)
+	}
+	tokens := func() (n int) {
+		f.db.Bun().NewRaw("SELECT count(*) FROM auth_tokens").Scan(ctx, &n)
+		return n
+	}
+	if tokens() != 1 || f.mailer.wakes.Load() != 1 {
+		t.Fatalf("reset request: %d tokens, %d wakes", tokens(), f.mailer.wakes.Load())
+	}
 	f.clock.Advance(25 * time.Hour)
 	n, err := f.svc.PruneExpired(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("PruneExpired = %d, %v; want 1", n, err)
+	}
+	if tokens() != 0 {
+		t.Fatal("PruneExpired left an expired mailed token")
 	}
 	if _, err := f.svc.Authenticate(ctx, account.RealmPlayer, short.Token); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Fatal("pruned session still authenticates")

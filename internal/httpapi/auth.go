@@ -212,7 +212,11 @@ func handleGetSession(d Deps, realm account.Realm) http.Handler {
 			respond(w, http.StatusOK, nil)
 			return
 		}
-		p, err := d.Auth.Authenticate(r.Context(), realm, token)
+		authenticate := d.Auth.Authenticate
+		if r.URL.RawQuery != "" && r.URL.Query().Get("disableRefresh") == "true" {
+			authenticate = d.Auth.AuthenticateNoRefresh
+		}
+		p, err := authenticate(r.Context(), realm, token)
 		if errors.Is(err, auth.ErrUnauthenticated) {
 			setCookies(w, d.Auth.Cookies().ClearCookies(realm))
 			respond(w, http.StatusOK, nil)

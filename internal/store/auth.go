@@ -309,6 +309,12 @@ func (s *SessionStore) CreateMailToken(ctx context.Context, t *auth.MailToken, m
 	})
 }
 
+// DeleteExpiredMailTokens implements auth.Store.
+func (s *SessionStore) DeleteExpiredMailTokens(ctx context.Context, now time.Time) error {
+	_, err := s.db.bun.NewDelete().Model((*authTokenRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
+	return mapError(err)
+}
+
 // PeekMailToken implements auth.Store.
 func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*auth.MailToken, error) {
 	var row authTokenRow
