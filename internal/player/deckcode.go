@@ -88,8 +88,9 @@ func EncodeDeck(cards []CardCount) (string, error) {
 	return encodeSorted(sorted), nil
 }
 
-// canonicalCards returns a sorted copy of cards after checking the limits
-// that every code must respect.
+// canonicalCards returns cards sorted by numId (a copy when they were not;
+// callers never modify the result) after checking the limits that every
+// code must respect.
 func canonicalCards(cards []CardCount) ([]CardCount, error) {
 	if len(cards) == 0 {
 		return nil, errors.New("a deck needs at least one card")
@@ -97,8 +98,11 @@ func canonicalCards(cards []CardCount) ([]CardCount, error) {
 	if len(cards) > maxDeckCodeCards {
 		return nil, fmt.Errorf("a deck code holds at most %d distinct cards", maxDeckCodeCards)
 	}
-	sorted := slices.Clone(cards)
-	slices.SortFunc(sorted, func(a, b CardCount) int { return int(a.NumID) - int(b.NumID) })
+	sorted := cards
+	if !slices.IsSortedFunc(cards, byNumID) {
+		sorted = slices.Clone(cards)
+		slices.SortFunc(sorted, byNumID)
+	}
 	for i, c := range sorted {
 		if c.NumID == 0 || c.NumID > maxNumID {
 			return nil, fmt.Errorf("card numId %d is outside 1-%d", c.NumID, maxNumID)
@@ -113,21 +117,38 @@ func canonicalCards(cards []CardCount) ([]CardCount, error) {
 	return sorted, nil
 }
 
+func byNumID(a, b CardCount) int { return int(a.NumID) - int(b.NumID) }
+
 // encodeSorted writes the code of a sorted, checked deck.
 func encodeSorted(cards []CardCount) string {
-	var body [maxBodyLen]byte
-	n := putBody(&body, cards)
-	// One allocation holds the checksummed bytes and the text.
-	textLen := len(DeckCodePrefix) + 1 + deckCodeEncoding.EncodedLen(n-1+4)
-	buf := make([]byte, n+4+textLen)
-	raw := buf[:n+4]
-	copy(raw, body[:n])
-	binary.BigEndian.PutUint32(raw[n:], crc32.ChecksumIEEE(raw[:n]))
-	text := buf[n+4:]
-	copy(text, DeckCodePrefix)
+	var raw [maxBodyLen + 4]byte
+	n := putBody((*[maxBodyLen]byte)(raw[:maxBodyLen]), cards)
+	binary.BigEndian.PutUint32(raw[n:], checksum(raw[:n]))
+	var text [maxCodeLen]byte
+	copy(text[:], DeckCodePrefix)
 	text[len(DeckCodePrefix)] = crockford[DeckCodeVersion]
-	deckCodeEncoding.Encode(text[len(DeckCodePrefix)+1:], raw[1:])
-	return string(text)
+	m := len(DeckCodePrefix) + 1 + deckCodeEncoding.EncodedLen(n-1+4)
+	deckCodeEncoding.Encode(text[len(DeckCodePrefix)+1:m], raw[1:n+4])
+	return string(text[:m])
+}
+
+// maxCodeLen bounds the canonical code of the largest body.
+const maxCodeLen = len(DeckCodePrefix) + 1 + ((maxBodyLen+4-1)*8+4)/5
+
+// crcTable drives checksum. The IEEE CRC-32 is computed here rather than
+// with crc32.ChecksumIEEE because that call makes its argument escape to
+// the heap (it dispatches through a function variable), and keeping the
+// code's buffers on the stack halves the cost of an encode and a decode.
+// A test checks checksum against hash/crc32.
+var crcTable = crc32.MakeTable(crc32.IEEE)
+
+// checksum is the IEEE CRC-32 of b.
+func checksum(b []byte) uint32 {
+	crc := ^uint32(0)
+	for _, v := range b {
+		crc = crcTable[byte(crc)^v] ^ (crc >> 8)
+	}
+	return ^crc
 }
 
 // maxBodyLen bounds a body: version, three group sizes, and per card a
@@ -186,9 +207,11 @@ func DecodeDeck(code string) ([]CardCount, error) {
 		return nil, codeErr(DeckCodeUnsupportedVersion, "version %d is not supported; this server reads version %d", version, DeckCodeVersion)
 	}
 	text := norm[len(DeckCodePrefix)+1:]
-	raw := make([]byte, 1+deckCodeEncoding.DecodedLen(len(text)))
+	var textBuf [MaxDeckCodeLen]byte
+	var rawBuf [1 + (MaxDeckCodeLen*5+7)/8]byte
+	raw := rawBuf[:1+deckCodeEncoding.DecodedLen(len(text))]
 	raw[0] = byte(version)
-	n, err := deckCodeEncoding.Decode(raw[1:], []byte(text))
+	n, err := deckCodeEncoding.Decode(raw[1:], textBuf[:copy(textBuf[:], text)])
 	// Go's decoder drops a dangling final character and non-zero padding
 	// bits silently; both would give one deck several spellings.
 	if err != nil || deckCodeEncoding.EncodedLen(n) != len(text) || !zeroPaddingBits(text, n) {
@@ -199,14 +222,14 @@ func DecodeDeck(code string) ([]CardCount, error) {
 		return nil, codeErr(DeckCodeMalformed, "is too short")
 	}
 	body, sum := raw[:len(raw)-4], binary.BigEndian.Uint32(raw[len(raw)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
+	if checksum(body) != sum {
 		return nil, codeErr(DeckCodeBadChecksum, "checksum does not match; the code was mistyped or cut off")
 	}
 	cards, err := parseDeckBody(body[1:])
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(cards, func(a, b CardCount) int { return int(a.NumID) - int(b.NumID) })
+	slices.SortFunc(cards, byNumID)
 	for i := 1; i < len(cards); i++ {
 		if cards[i-1].NumID == cards[i].NumID {
 			return nil, codeErr(DeckCodeMalformed, "lists card %d twice", cards[i].NumID)

@@ -212,6 +212,19 @@ func TestDecodeDeckReasons(t *testing.T) {
 	}
 }
 
+func TestChecksumIsCRC32IEEE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 300 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		if got, want := checksum(b), crc32.ChecksumIEEE(b); got != want {
+			t.Fatalf("checksum of %d bytes = %08x, want %08x", n, got, want)
+		}
+	}
+}
+
 func FuzzDecodeDeck(f *testing.F) {
 	for _, v := range deckCodeVectors {
 		f.Add(v.code)

@@ -172,7 +172,7 @@ func normalizeJoinCode(code string) string {
 func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery) (*LobbyList, error) {
 	if q.Queue != "" {
 		if _, ok := s.queue(q.Queue); !ok {
-			return nil, platform.Invalid("queue", "unknown queue "+q.Queue)
+			return nil, platform.Invalid("queue", fmt.Sprintf("unknown queue %.40q", q.Queue))
 		}
 	}
 	limit := DefaultLobbyListLimit
@@ -425,7 +425,7 @@ func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in Create
 	fields := platform.FieldErrors{}
 	q, ok := s.queue(in.Queue)
 	if !ok {
-		fields.Add("queue", "unknown queue "+strings.TrimSpace(in.Queue))
+		fields.Add("queue", fmt.Sprintf("unknown queue %.40q", in.Queue))
 	}
 	if !slices.Contains(LobbyVisibilities, in.Visibility) {
 		fields.Add("visibility", "must be public, friends or private")

@@ -198,7 +198,7 @@ func (s *Service) resolvePlayer(ctx context.Context, r Reader, target string) (*
 		p, err = r.PlayerByNickname(ctx, account.NicknameKey(account.NormalizeNickname(target)))
 	}
 	if errors.Is(err, ErrNotFound) {
-		return nil, platform.Errorf(platform.KindNotFound, CodePlayerNotFound, "No player %q", target)
+		return nil, platform.Errorf(platform.KindNotFound, CodePlayerNotFound, "No player %.40q", target)
 	}
 	return p, err
 }

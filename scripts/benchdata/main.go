@@ -88,8 +88,7 @@ func run(ctx context.Context, n, lobbies int) error {
 			return err
 		}
 	}
-	if _, err := a.Players.ImportDeck(ctx, me.ID, player.ImportDeckInput{Code: "TD1042G20G2041PE0YBWEANC", Name: "Bench"}); err != nil &&
-		platform.ErrorCode(err) != player.CodeDeckInvalid {
+	if _, err := a.Players.ImportDeck(ctx, me.ID, player.ImportDeckInput{Code: "TD1042G40G20C0G6S03CG1W7E0J20", Name: "Bench"}); err != nil {
 		return err
 	}
 	// Lobbies hosted by others, public and friends-only, then one for me.
