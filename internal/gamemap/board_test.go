@@ -82,19 +82,26 @@ func checkEveryCell(t *testing.T, l MapLayout, st *State, blocked []GridPoint) (
 func TestPlacementRulesOnEveryCell(t *testing.T) {
 	for _, size := range Sizes {
 		for seed := range uint64(3) {
-			l := Generate(size, seed)
-			b, err := NewBoard(l)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := b.NewState()
-			if cuts := checkEveryCell(t, l, st, nil); cuts == 0 {
-				t.Errorf("%s seed %d: no lane cell is a cut cell; the route check is untested", size, seed)
-			}
-			if r := st.Check(Placement{"wall", l.Lanes[0].Cells[5]}); r != RefusedUnknownKind {
-				t.Errorf("unknown kind: got %s", r.Code())
-			}
+			t.Run(fmt.Sprintf("%s-%d", size, seed), func(t *testing.T) {
+				t.Parallel()
+				placementRulesOnEveryCell(t, size, seed)
+			})
 		}
+	}
+}
+
+func placementRulesOnEveryCell(t *testing.T, size Size, seed uint64) {
+	l := Generate(size, seed)
+	b, err := NewBoard(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := b.NewState()
+	if cuts := checkEveryCell(t, l, st, nil); cuts == 0 {
+		t.Errorf("%s seed %d: no lane cell is a cut cell; the route check is untested", size, seed)
+	}
+	if r := st.Check(Placement{"wall", l.Lanes[0].Cells[5]}); r != RefusedUnknownKind {
+		t.Errorf("unknown kind: got %s", r.Code())
 	}
 }
 
@@ -142,6 +149,9 @@ func sequence(t *testing.T, i int, l MapLayout, mu *sync.Mutex, modes map[uint8]
 	b, err := NewBoard(l)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, mustASCII(l))
+	}
+	if got, want := routeValues(referenceRoutes(l, nil)), routeValues(Analyze(l).Routes); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("oracle %v, analysis %v", got, want)
 	}
 	mu.Lock()
 	for _, ln := range b.lanes {
@@ -217,30 +227,37 @@ func sequence(t *testing.T, i int, l MapLayout, mu *sync.Mutex, modes map[uint8]
 // every remaining free lane cell is a genuine cut.
 func TestPlacementSequenceUntilFull(t *testing.T) {
 	for _, size := range Sizes {
-		l := Generate(size, 11)
-		b, err := NewBoard(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := b.NewState()
-		r := rand.New(rand.NewPCG(5, 5))
-		var cells []GridPoint
-		for _, ln := range l.Lanes {
-			cells = append(cells, ln.Cells...)
-		}
-		r.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
-		var blocked []GridPoint
-		for _, c := range cells {
-			if st.Place(Placement{Trap, c}) == Accepted {
-				blocked = append(blocked, c)
-			}
-		}
-		if !allRoutes(referenceRoutes(l, blocked)) {
-			t.Fatalf("%s: %d traps cut a route", size, len(blocked))
-		}
-		cuts := checkEveryCell(t, l, st, blocked)
-		t.Logf("%s: %d traps placed; %d free lane cells left, all cuts", size, len(blocked), cuts)
+		t.Run(string(size), func(t *testing.T) {
+			t.Parallel()
+			placementSequenceUntilFull(t, size)
+		})
 	}
+}
+
+func placementSequenceUntilFull(t *testing.T, size Size) {
+	l := Generate(size, 11)
+	b, err := NewBoard(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := b.NewState()
+	r := rand.New(rand.NewPCG(5, 5))
+	var cells []GridPoint
+	for _, ln := range l.Lanes {
+		cells = append(cells, ln.Cells...)
+	}
+	r.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+	var blocked []GridPoint
+	for _, c := range cells {
+		if st.Place(Placement{Trap, c}) == Accepted {
+			blocked = append(blocked, c)
+		}
+	}
+	if !allRoutes(referenceRoutes(l, blocked)) {
+		t.Fatalf("%s: %d traps cut a route", size, len(blocked))
+	}
+	cuts := checkEveryCell(t, l, st, blocked)
+	t.Logf("%s: %d traps placed; %d free lane cells left, all cuts", size, len(blocked), cuts)
 }
 
 func routeValues(rs []RouteLength) [][2]int {

@@ -5,21 +5,61 @@ import (
 	"slices"
 )
 
-// referenceRoutes measures the routes of l with the given cells blocked,
-// by removing them from every lane and asking the analyzer: an oracle that
-// shares no code with Board.
+// referenceRoutes measures the routes of l with the given cells blocked
+// using a plain breadth-first search written for the tests: an oracle that
+// shares no code with Board (nor with the analyzer).
 func referenceRoutes(l MapLayout, blocked []GridPoint) []RouteLength {
-	if len(blocked) == 0 {
-		return Analyze(l).Routes
+	W, H := l.Width, l.Height
+	free := make([]bool, W*H)
+	isBlocked := make([]bool, W*H)
+	for _, b := range blocked {
+		isBlocked[b.Y*W+b.X] = true
 	}
-	c := l
-	c.Lanes = slices.Clone(l.Lanes)
-	for i := range c.Lanes {
-		c.Lanes[i].Cells = slices.DeleteFunc(slices.Clone(c.Lanes[i].Cells), func(p GridPoint) bool {
-			return slices.Contains(blocked, p)
-		})
+	out := make([]RouteLength, len(l.Lanes))
+	for i, ln := range l.Lanes {
+		clear(free)
+		for _, c := range ln.Cells {
+			free[c.Y*W+c.X] = !isBlocked[c.Y*W+c.X]
+		}
+		cell := func(p GridPoint) bool {
+			return p.X >= 0 && p.Y >= 0 && p.X < W && p.Y < H && free[p.Y*W+p.X]
+		}
+		square := func(p GridPoint) bool {
+			return cell(p) && cell(GridPoint{p.X + 1, p.Y}) && cell(GridPoint{p.X, p.Y + 1}) && cell(GridPoint{p.X + 1, p.Y + 1})
+		}
+		out[i] = RouteLength{LaneID: i, SmallUnitLength: bfs(W, H, ln.Spawn, ln.Goal, cell), LargeUnitLength: bfs(W, H, ln.Spawn, ln.Goal, square)}
 	}
-	return Analyze(c).Routes
+	return out
+}
+
+// bfs returns the 4-neighbour distance from s to t over points where ok
+// holds, or nil.
+func bfs(W, H int, s, t GridPoint, ok func(GridPoint) bool) *int {
+	if !ok(s) || !ok(t) {
+		return nil
+	}
+	dist := make([]int, W*H)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[s.Y*W+s.X] = 0
+	queue := []GridPoint{s}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == t {
+			d := dist[p.Y*W+p.X]
+			return &d
+		}
+		for _, d := range [4]GridPoint{{1, 0}, {-1, 0}, {0, 1}, {0, -1}} {
+			q := GridPoint{p.X + d.X, p.Y + d.Y}
+			if ok(q) && dist[q.Y*W+q.X] < 0 {
+				dist[q.Y*W+q.X] = dist[p.Y*W+p.X] + 1
+				queue = append(queue, q)
+			}
+		}
+	}
+	return nil
 }
 
 // allRoutes reports whether every lane has both routes.
