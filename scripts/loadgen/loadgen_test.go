@@ -31,13 +31,14 @@ BenchmarkX/short-2   	  100	      30.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkX/short-2   	  100	      10.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkX/short-2   	  100	      20.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkY-2   	  5	      2000 ns/op
+BenchmarkZ/long-2   	  10	      900 ns/op	  300 cpu-ns/op	  8 B/op	  1 allocs/op
 PASS
 `
 	got, err := parseGoBench(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Name != "BenchmarkX/short" || got[0].NsPerOp != 20 || got[0].Runs != 3 ||
+	if len(got) != 3 || got[2].CPUNsPerOp != 300 || got[2].NsPerOp != 900 || got[2].AllocsPerOp != 1 || got[0].Name != "BenchmarkX/short" || got[0].NsPerOp != 20 || got[0].Runs != 3 ||
 		got[0].BytesPerOp != 8 || got[1].Name != "BenchmarkY" || got[1].NsPerOp != 2000 || got[0].Package != "example.com/a" {
 		t.Fatalf("parsed %+v", got)
 	}
