@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +99,21 @@ func TestSummarize(t *testing.T) {
 	l := summarize(ds)
 	if l.P50 != 50 || l.P99 != 99 || l.Max != 100 {
 		t.Fatalf("summary %+v", l)
+	}
+}
+
+func TestScrapeMetrics(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# HELP go_goroutines x\n# TYPE go_goroutines gauge\ngo_goroutines 18\n"+
+			"go_sql_open_connections{db_name=\"postgres\"} 4\ngo_sql_open_connections{db_name=\"other\"} 1\n"+
+			"odd_metric{label=\"a b} c\"} 2.5e+06 1700000000000\n")
+	}))
+	defer srv.Close()
+	m, err := scrapeMetrics(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["go_goroutines"] != 18 || m["go_sql_open_connections"] != 5 || m["odd_metric"] != 2.5e6 {
+		t.Fatalf("scraped %v", m)
 	}
 }
