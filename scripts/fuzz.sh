@@ -25,6 +25,35 @@ for arg in "$@"; do
 	esac
 done
 
+# fuzz_one runs one target. Go 1.26's fuzz coordinator can fail a run
+# with a bare "context deadline exceeded" when -fuzztime ends while a
+# starved worker is mid-input (golang/go#75804, fixed in Go 1.27); a real
+# finding always writes a failing input. Such a run is retried once and,
+# if it flakes again, reported without failing the script.
+fuzz_one() {
+	local dir=$1 name=$2 log status
+	log=$(mktemp)
+	for attempt in 1 2; do
+		status=0
+		go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "./$dir" >"$log" 2>&1 || status=$?
+		grep -v '^fuzz: elapsed' "$log" >&2 || true
+		if [ "$status" = 0 ]; then
+			rm -f "$log"
+			return 0
+		fi
+		if ! grep -q 'context deadline exceeded' "$log" || grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' "$log"; then
+			rm -f "$log"
+			echo "fuzz: $name FAILED" >&2
+			return 1
+		fi
+		echo "fuzz: $name hit the fuzztime deadline race (golang/go#75804), attempt $attempt" >&2
+	done
+	rm -f "$log"
+	flaked=$((flaked + 1))
+	return 0
+}
+
+flaked=0
 module=$(go list -m)
 cache=$(go env GOCACHE)/fuzz
 start=$SECONDS
@@ -35,7 +64,7 @@ while IFS=: read -r file name; do
 		continue
 	fi
 	echo "fuzz: $name in ./$dir for $fuzztime" >&2
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "./$dir"
+	fuzz_one "$dir" "$name"
 	count=$((count + 1))
 	if [ "$save" = 1 ] && [ -d "$cache/$module/$dir/$name" ]; then
 		mkdir -p "$dir/testdata/fuzz/$name"
@@ -47,4 +76,4 @@ if [ "$count" = 0 ]; then
 	echo "fuzz: no fuzz targets matched" >&2
 	exit 1
 fi
-echo "fuzz: $count targets in $((SECONDS - start))s" >&2
+echo "fuzz: $count targets in $((SECONDS - start))s ($flaked stopped by the fuzztime deadline race twice)" >&2

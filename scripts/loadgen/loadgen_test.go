@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +33,14 @@ BenchmarkX/short-2   	  100	      30.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkX/short-2   	  100	      10.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkX/short-2   	  100	      20.0 ns/op	      8 B/op	       1 allocs/op
 BenchmarkY-2   	  5	      2000 ns/op
+BenchmarkZ/long-2   	  10	      900 ns/op	  300 cpu-ns/op	  8 B/op	  1 allocs/op
 PASS
 `
 	got, err := parseGoBench(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Name != "BenchmarkX/short" || got[0].NsPerOp != 20 || got[0].Runs != 3 ||
+	if len(got) != 3 || got[2].CPUNsPerOp != 300 || got[2].NsPerOp != 900 || got[2].AllocsPerOp != 1 || got[0].Name != "BenchmarkX/short" || got[0].NsPerOp != 20 || got[0].Runs != 3 ||
 		got[0].BytesPerOp != 8 || got[1].Name != "BenchmarkY" || got[1].NsPerOp != 2000 || got[0].Package != "example.com/a" {
 		t.Fatalf("parsed %+v", got)
 	}
@@ -96,5 +99,21 @@ func TestSummarize(t *testing.T) {
 	l := summarize(ds)
 	if l.P50 != 50 || l.P99 != 99 || l.Max != 100 {
 		t.Fatalf("summary %+v", l)
+	}
+}
+
+func TestScrapeMetrics(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# HELP go_goroutines x\n# TYPE go_goroutines gauge\ngo_goroutines 18\n"+
+			"go_sql_open_connections{db_name=\"postgres\"} 4\ngo_sql_open_connections{db_name=\"other\"} 1\n"+
+			"odd_metric{label=\"a b} c\"} 2.5e+06 1700000000000\n")
+	}))
+	defer srv.Close()
+	m, err := scrapeMetrics(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["go_goroutines"] != 18 || m["go_sql_open_connections"] != 5 || m["odd_metric"] != 2.5e6 {
+		t.Fatalf("scraped %v", m)
 	}
 }

@@ -39,12 +39,12 @@ func main() {
 }
 
 type options struct {
-	plan, base, smtp, jsonOut, gobench, label, only, pgURL string
-	conns                                                  int
-	dur, warmup, interval, mailTimeout, reqTimeout         time.Duration
-	wait                                                   time.Duration
-	iterations                                             int64
-	pid                                                    int
+	plan, base, smtp, jsonOut, gobench, label, only, pgURL, metrics string
+	conns                                                           int
+	dur, warmup, interval, mailTimeout, reqTimeout                  time.Duration
+	wait                                                            time.Duration
+	iterations                                                      int64
+	pid                                                             int
 }
 
 func run(ctx context.Context, args []string) int {
@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string) int {
 	fs.DurationVar(&o.reqTimeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "wait this long for GET /api to answer before starting")
 	fs.IntVar(&o.pid, "pid", 0, "server process id, to sample its RSS and CPU time from /proc")
+	fs.StringVar(&o.metrics, "metrics", "", "soak: the server's Prometheus endpoint, to follow its Go heap, goroutines, pool and outbox")
 	fs.StringVar(&o.pgURL, "pg-url", "", "the server's PostgreSQL database (same machine), to add its backends' CPU time per request")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -102,7 +103,7 @@ func execute(ctx context.Context, mode string, o *options) error {
 	}
 	rep := &report{Machine: describeMachine(o.label), Started: nowRFC3339(), Base: base.String()}
 
-	r := &runner{plan: plan, base: base, runID: randomHex(4), mailTimeout: o.mailTimeout, reqTimeout: o.reqTimeout}
+	r := &runner{plan: plan, base: base, runID: randomHex(4), mailTimeout: o.mailTimeout, reqTimeout: o.reqTimeout, metricsURL: o.metrics}
 	if o.smtp != "" {
 		s, err := startSink(o.smtp)
 		if err != nil {

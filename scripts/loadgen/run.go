@@ -31,6 +31,7 @@ type runner struct {
 	mailTimeout time.Duration
 	reqTimeout  time.Duration
 	cpu         *cpuMeter
+	metricsURL  string
 
 	mu     sync.Mutex
 	vusers []*vuser

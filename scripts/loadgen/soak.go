@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 )
 
 // soakResult is a mixed load held for a long time: per-interval figures,
-// per-scenario totals, and whether RSS grew after warm-up.
+// per-scenario totals, and whether memory or goroutines grew after
+// warm-up.
 type soakResult struct {
 	DurationSec float64           `json:"durationSeconds"`
 	WarmupSec   float64           `json:"warmupSeconds"`
@@ -20,17 +22,14 @@ type soakResult struct {
 	Scenarios   []*scenarioResult `json:"scenarios"`
 	Requests    int64             `json:"requests"`
 	Errors      int64             `json:"errors"`
-	// RSS after warm-up: the median of the first three samples after
-	// warm-up, of the last three, and the least-squares slope between.
-	RSSStartMiB       float64 `json:"rssAfterWarmupMiB"`
-	RSSEndMiB         float64 `json:"rssEndMiB"`
-	RSSGrowthMiB      float64 `json:"rssGrowthMiB"`
-	RSSSlopeMiBPerMin float64 `json:"rssSlopeMiBPerMinute"`
-	// AllowedGrowthMiB is max(4 MiB, 5% of the post-warm-up RSS): the
-	// heap breathes with the garbage collector, a leak keeps climbing.
-	AllowedGrowthMiB float64 `json:"allowedGrowthMiB"`
-	Pass             bool    `json:"pass"`
-	Verdict          string  `json:"verdict"`
+	// Growth compares, for each series (RSS, and with -metrics the live
+	// Go heap and the goroutines), the lower quartile of the second half
+	// of the samples after warm-up with that of the first. Memory breathes
+	// with the garbage collector and spikes while passwords are hashed
+	// (19 MiB each); a leak raises the floor.
+	Growth  []growth `json:"growth"`
+	Pass    bool     `json:"pass"`
+	Verdict string   `json:"verdict"`
 }
 
 type soakInterval struct {
@@ -41,6 +40,25 @@ type soakInterval struct {
 	P99Ms    float64 `json:"p99Ms"`
 	RSSMiB   float64 `json:"rssMiB,omitempty"`
 	Warmup   bool    `json:"warmup"`
+	// From the server's metrics endpoint (-metrics), when given.
+	// LiveHeapMiB is half the garbage collector's next heap goal (GOGC
+	// 100): the heap that survived the last collection.
+	LiveHeapMiB  float64 `json:"liveHeapMiB,omitempty"`
+	HeapInuseMiB float64 `json:"heapInuseMiB,omitempty"`
+	Goroutines   float64 `json:"goroutines,omitempty"`
+	DBOpen       float64 `json:"dbOpenConnections,omitempty"`
+	OutboxDepth  float64 `json:"outboxDepth,omitempty"`
+}
+
+// growth is one series judged for growth after warm-up.
+type growth struct {
+	Series      string  `json:"series"`
+	FirstHalf   float64 `json:"firstHalfP25"`
+	SecondHalf  float64 `json:"secondHalfP25"`
+	Growth      float64 `json:"growth"`
+	Allowed     float64 `json:"allowed"`
+	SlopePerMin float64 `json:"slopePerMinute"`
+	Grew        bool    `json:"grew"`
 }
 
 // intervalAcc collects the steps of all workers for the current interval.
@@ -157,6 +175,15 @@ loop:
 			if v, ok := rss.point(); ok {
 				iv.RSSMiB = v
 			}
+			if r.metricsURL != "" {
+				if m, err := scrapeMetrics(ctx, r.metricsURL); err == nil {
+					iv.HeapInuseMiB = m["go_memstats_heap_inuse_bytes"] / (1 << 20)
+					iv.LiveHeapMiB = m["go_memstats_next_gc_bytes"] / 2 / (1 << 20)
+					iv.Goroutines = m["go_goroutines"]
+					iv.DBOpen = m["go_sql_open_connections"]
+					iv.OutboxDepth = m["platform_mail_outbox_depth"]
+				}
+			}
 			res.Intervals = append(res.Intervals, iv)
 		}
 	}
@@ -187,33 +214,51 @@ loop:
 	return res, nil
 }
 
-// judgeSoak decides whether memory grew after warm-up and errors occurred.
+// judgeSoak decides whether a series grew after warm-up and whether
+// errors occurred.
 func judgeSoak(res *soakResult) {
-	var xs, ys []float64
-	for _, iv := range res.Intervals {
-		if !iv.Warmup && iv.RSSMiB > 0 {
-			xs, ys = append(xs, iv.AtSec), append(ys, iv.RSSMiB)
-		}
+	series := []struct {
+		name             string
+		get              func(soakInterval) float64
+		minAllowed, frac float64
+	}{
+		{"RSS MiB", func(iv soakInterval) float64 { return iv.RSSMiB }, 4, 0.05},
+		{"live Go heap MiB", func(iv soakInterval) float64 { return iv.LiveHeapMiB }, 4, 0.10},
+		{"goroutines", func(iv soakInterval) float64 { return iv.Goroutines }, 5, 0.10},
 	}
 	res.Pass = res.Errors == 0
-	switch {
-	case len(ys) < 6:
-		res.Pass = false
-		res.Verdict = "too few RSS samples after warm-up to judge memory (run longer, or pass -pid)"
-		return
-	default:
-		res.RSSStartMiB = median(ys[:3])
-		res.RSSEndMiB = median(ys[len(ys)-3:])
-		res.RSSGrowthMiB = res.RSSEndMiB - res.RSSStartMiB
-		res.RSSSlopeMiBPerMin = slope(xs, ys) * 60
-		res.AllowedGrowthMiB = max(4, 0.05*res.RSSStartMiB)
+	res.Growth = nil
+	var parts []string
+	for _, sr := range series {
+		var xs, ys []float64
+		for _, iv := range res.Intervals {
+			if v := sr.get(iv); !iv.Warmup && v > 0 {
+				xs, ys = append(xs, iv.AtSec), append(ys, v)
+			}
+		}
+		if len(ys) == 0 {
+			continue
+		}
+		if len(ys) < 6 {
+			res.Pass = false
+			parts = append(parts, fmt.Sprintf("%s: too few samples after warm-up to judge (run longer)", sr.name))
+			continue
+		}
+		half := len(ys) / 2
+		g := growth{Series: sr.name, FirstHalf: quantile(ys[:half], 0.25), SecondHalf: quantile(ys[half:], 0.25), SlopePerMin: slope(xs, ys) * 60}
+		g.Growth = g.SecondHalf - g.FirstHalf
+		g.Allowed = max(sr.minAllowed, sr.frac*g.FirstHalf)
+		g.Grew = g.Growth > g.Allowed
+		res.Pass = res.Pass && !g.Grew
+		res.Growth = append(res.Growth, g)
+		parts = append(parts, fmt.Sprintf("%s %.1f → %.1f (%+.1f, allowed %.1f; slope %+.2f/min)",
+			sr.name, g.FirstHalf, g.SecondHalf, g.Growth, g.Allowed, g.SlopePerMin))
 	}
-	grew := res.RSSGrowthMiB > res.AllowedGrowthMiB
-	if grew {
+	if len(res.Growth) == 0 && len(parts) == 0 {
 		res.Pass = false
+		parts = append(parts, "no RSS samples (pass -pid)")
 	}
-	res.Verdict = fmt.Sprintf("RSS %.1f → %.1f MiB after warm-up (%+.1f MiB, allowed %.1f; slope %+.2f MiB/min), %d errors in %d requests",
-		res.RSSStartMiB, res.RSSEndMiB, res.RSSGrowthMiB, res.AllowedGrowthMiB, res.RSSSlopeMiBPerMin, res.Errors, res.Requests)
+	res.Verdict = fmt.Sprintf("%s; %d errors in %d requests", strings.Join(parts, "; "), res.Errors, res.Requests)
 }
 
 func slope(xs, ys []float64) float64 {
@@ -234,13 +279,14 @@ func slope(xs, ys []float64) float64 {
 
 func printSoak(w io.Writer, s *soakResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "t s\treq/s\terrors\tp99 ms\tRSS MiB\t\t")
+	fmt.Fprintln(tw, "t s\treq/s\terrors\tp99 ms\tRSS MiB\tlive heap MiB\theap in use MiB\tgoroutines\tdb conns\toutbox\t\t")
 	for _, iv := range s.Intervals {
 		phase := ""
 		if iv.Warmup {
 			phase = "warm-up"
 		}
-		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.2f\t%.1f\t%s\t\n", iv.AtSec, iv.RPS, iv.Errors, iv.P99Ms, iv.RSSMiB, phase)
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.2f\t%.1f\t%.1f\t%.1f\t%.0f\t%.0f\t%.0f\t%s\t\n", iv.AtSec, iv.RPS, iv.Errors, iv.P99Ms,
+			iv.RSSMiB, iv.LiveHeapMiB, iv.HeapInuseMiB, iv.Goroutines, iv.DBOpen, iv.OutboxDepth, phase)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -261,4 +307,15 @@ func printSoak(w io.Writer, s *soakResult) {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "soak %s: %s\n", verdict, s.Verdict)
+}
+
+// quantile returns the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
 }
