@@ -151,7 +151,7 @@ func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- run(t, ctx, env, args...) }()
 	url := "http://" + args[2] + "/api/health"
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		res, err := http.Get(url)
 		if err == nil {
