@@ -111,8 +111,10 @@ type Store interface {
 	SupportStore
 
 	// ResetPassword consumes a reset-password token, sets the new password
-	// hash, deletes every session and reset token of the user and enqueues
-	// notice, in one transaction; ErrTokenNotFound as above.
+	// hash, deletes every session and reset token of the user, supersedes
+	// the user's pending profile changes (queued, perhaps, by whoever the
+	// reset locks out) and enqueues notice, in one transaction;
+	// ErrTokenNotFound as above.
 	ResetPassword(ctx context.Context, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error
 }
 

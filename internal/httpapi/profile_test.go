@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,6 +254,32 @@ func TestExpiredAndSupersededTokensOverHTTP(t *testing.T) {
 	}
 	res, _ = confirm(t, srv.Client(t), second)
 	wantStatus(t, res, 400, "TOKEN_EXPIRED")
+}
+
+// A password reset is how an owner takes an account back, so it also kills
+// the profile changes still waiting for confirmation: whoever the reset
+// locks out may have queued them.
+func TestPasswordResetSupersedesPendingChanges(t *testing.T) {
+	srv, smtp := profileServer(t)
+	acc := srv.SignUpPlayer(t)
+	res := acc.Client.Do("POST", "/api/profile/request-profile-change", map[string]string{"name": "Mallory", "nickname": "mallory", "callbackURL": callbackOf(srv)})
+	wantStatus(t, res, 200, "")
+	pending := waitMail(t, smtp, acc.User.Email, 1).Token()
+
+	anon := srv.Client(t)
+	wantStatus(t, anon.Do("POST", "/api/auth/player/request-password-reset", map[string]any{"email": acc.User.Email, "redirectTo": "/reset"}), 200, "")
+	link := anon.Do("GET", linkPath(t, srv, waitMail(t, smtp, acc.User.Email, 2)), nil)
+	loc, _ := url.Parse(link.Header.Get("Location"))
+	wantStatus(t, anon.Do("POST", "/api/auth/player/reset-password", map[string]any{"token": loc.Query().Get("token"), "newPassword": "taken back for good"}), 200, "")
+
+	res, _ = confirm(t, anon, pending)
+	wantStatus(t, res, 400, "INVALID_TOKEN")
+	res = signIn(t, srv, acc.User.Email, "taken back for good")
+	var body struct{ User account.User }
+	res.Decode(t, &body)
+	if body.User.Nickname != acc.User.Nickname || body.User.Name != acc.User.Name {
+		t.Fatalf("after the reset the profile is %q %q, want it unchanged", body.User.Name, body.User.Nickname)
+	}
 }
 
 // Of 100 concurrent confirmations of one token over HTTP exactly one wins.

@@ -386,6 +386,9 @@ func (s *SessionStore) ResetPassword(ctx context.Context, realm account.Realm, t
 		if _, err := revokeSessionsTx(ctx, tx, t.UserID); err != nil {
 			return err
 		}
+		if err := supersedePendingChanges(ctx, tx, t.UserID, now); err != nil {
+			return err
+		}
 		if _, err := tx.NewDelete().Model((*authTokenRow)(nil)).
 			Where("user_id = ? AND purpose = ?", t.UserID, auth.PurposeResetPassword).Exec(ctx); err != nil {
 			return err

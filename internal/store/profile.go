@@ -259,9 +259,16 @@ func (t *profileTx) LockChange(ctx context.Context, id uuid.UUID) (*profile.Chan
 }
 
 func (t *profileTx) SupersedePending(ctx context.Context, userID uuid.UUID, now time.Time, types ...profile.Type) error {
+	return supersedePendingChanges(ctx, t.tx, userID, now, types...)
+}
+
+// supersedePendingChanges marks the user's pending profile changes of the
+// given types (all types when none are given) superseded and their tokens
+// dead, dropping any new password hash they carried.
+func supersedePendingChanges(ctx context.Context, tx bun.Tx, userID uuid.UUID, now time.Time, types ...profile.Type) error {
 	now = now.UTC()
-	pending := t.tx.NewSelect().Model((*changeRow)(nil)).Column("id").Where("user_id = ? AND status = ?", userID, profile.StatusPending)
-	update := t.tx.NewUpdate().Model((*changeRow)(nil)).
+	pending := tx.NewSelect().Model((*changeRow)(nil)).Column("id").Where("user_id = ? AND status = ?", userID, profile.StatusPending)
+	update := tx.NewUpdate().Model((*changeRow)(nil)).
 		Set("status = ?", profile.StatusSuperseded).Set("new_password_hash = NULL").Set("updated_at = ?", now).
 		Where("user_id = ? AND status = ?", userID, profile.StatusPending)
 	if len(types) > 0 {
@@ -272,7 +279,7 @@ func (t *profileTx) SupersedePending(ctx context.Context, userID uuid.UUID, now 
 		pending = pending.Where("type IN (?)", bun.In(names))
 		update = update.Where("type IN (?)", bun.In(names))
 	}
-	if _, err := t.tx.NewUpdate().Model((*profileTokenRow)(nil)).Set("superseded_at = ?", now).
+	if _, err := tx.NewUpdate().Model((*profileTokenRow)(nil)).Set("superseded_at = ?", now).
 		Where("consumed_at IS NULL AND superseded_at IS NULL AND change_id IN (?)", pending).Exec(ctx); err != nil {
 		return mapError(err)
 	}
