@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -46,53 +47,38 @@ func openMigrator(cmd *cobra.Command, e *env) (*store.Migrator, func(), error) {
 }
 
 func newMigrateUpCmd(e *env) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Apply every pending migration",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, done, err := openMigrator(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer done()
-			applied, err := m.Up(cmd.Context())
-			for _, name := range applied {
-				fmt.Fprintln(e.stderr, "applied", name)
-			}
-			if err != nil {
-				return err
-			}
-			if len(applied) == 0 {
-				fmt.Fprintln(e.stderr, "database is up to date")
-			}
-			return nil
-		},
-	}
-	bindSettings(cmd)
-	return cmd
+	return migrateStepCmd(e, "up", "Apply every pending migration",
+		"applied", "database is up to date", (*store.Migrator).Up)
 }
 
 func newMigrateDownCmd(e *env) *cobra.Command {
+	return migrateStepCmd(e, "down", "Roll back the last applied group of migrations",
+		"rolled back", "nothing to roll back", (*store.Migrator).Down)
+}
+
+// migrateStepCmd is `migrate up` or `migrate down`: it runs step and names
+// each migration step touched, even when a later one failed.
+func migrateStepCmd(e *env, use, short, done, nothing string,
+	step func(*store.Migrator, context.Context) ([]string, error)) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "down",
-		Short: "Roll back the last applied group of migrations",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, done, err := openMigrator(cmd, e)
+			m, closeDB, err := openMigrator(cmd, e)
 			if err != nil {
 				return err
 			}
-			defer done()
-			rolled, err := m.Down(cmd.Context())
-			for _, name := range rolled {
-				fmt.Fprintln(e.stderr, "rolled back", name)
+			defer closeDB()
+			names, err := step(m, cmd.Context())
+			for _, name := range names {
+				fmt.Fprintln(e.stderr, done, name)
 			}
 			if err != nil {
 				return err
 			}
-			if len(rolled) == 0 {
-				fmt.Fprintln(e.stderr, "nothing to roll back")
+			if len(names) == 0 {
+				fmt.Fprintln(e.stderr, nothing)
 			}
 			return nil
 		},
