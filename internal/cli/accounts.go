@@ -127,6 +127,14 @@ func addRealmFlag(cmd *cobra.Command) *string {
 	return cmd.Flags().String("realm", string(account.RealmPlayer), "player or admin")
 }
 
+func parseRealmFlag(value string) (account.Realm, error) {
+	r, err := account.ParseRealm(value)
+	if err != nil {
+		return "", withExit(ExitUsage, errors.New("--realm must be player or admin"))
+	}
+	return r, nil
+}
+
 func newSessionsListCmd(e *env) *cobra.Command {
 	var user string
 	var realm, output *string
@@ -138,9 +146,9 @@ func newSessionsListCmd(e *env) *cobra.Command {
 			if err := checkOutput(*output); err != nil {
 				return err
 			}
-			r, err := account.ParseRealm(*realm)
+			r, err := parseRealmFlag(*realm)
 			if err != nil {
-				return withExit(ExitUsage, errors.New("--realm must be player or admin"))
+				return err
 			}
 			a, err := openSupportApp(cmd, e)
 			if err != nil {
@@ -185,9 +193,9 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 			if err := checkOutput(*output); err != nil {
 				return err
 			}
-			r, err := account.ParseRealm(*realm)
+			r, err := parseRealmFlag(*realm)
 			if err != nil {
-				return withExit(ExitUsage, errors.New("--realm must be player or admin"))
+				return err
 			}
 			var sessionID uuid.UUID
 			if session != "" {
