@@ -29,6 +29,20 @@ func linkPath(t *testing.T, srv *apitest.Server, m mailtest.Message) string {
 	return strings.TrimPrefix(link, srv.URL)
 }
 
+// assertNotLogged fails if the server's log holds any of the secrets.
+func assertNotLogged(t *testing.T, srv *apitest.Server, secrets ...string) {
+	t.Helper()
+	logs := srv.Logs()
+	for _, s := range secrets {
+		if s == "" {
+			t.Fatal("no secret to look for")
+		}
+		if strings.Contains(logs, s) {
+			t.Errorf("the server log holds a secret %.8s…", s)
+		}
+	}
+}
+
 func subject(s string) func(mailtest.Message) bool {
 	return func(m mailtest.Message) bool { return strings.Contains(m.Subject, s) }
 }
@@ -88,6 +102,10 @@ func TestEmailVerification(t *testing.T) {
 		if msg.To[0] == "nobody@example.com" {
 			t.Fatal("a verification mail went to an address without an account")
 		}
+	}
+	for _, msg := range []mailtest.Message{m, m2} {
+		link, _ := url.Parse(msg.Link())
+		assertNotLogged(t, srv, link.Query().Get("token"))
 	}
 }
 
@@ -156,6 +174,9 @@ func TestPasswordReset(t *testing.T) {
 	if r := anon.Do("GET", linkPath(t, srv, m), nil); !strings.Contains(r.Header.Get("Location"), "error=INVALID_TOKEN") {
 		t.Fatalf("used link = %d %q", r.Status, r.Header.Get("Location"))
 	}
+	// The link carries the token in its path, in any letter case.
+	anon.Do("GET", strings.ToUpper("/api/auth/player/reset-password/")+token, nil)
+	assertNotLogged(t, srv, token)
 	if r := anon.Do("POST", "/api/auth/player/reset-password", map[string]any{"token": "bogus", "newPassword": "long enough"}); r.Status != 400 || r.Code() != "INVALID_TOKEN" {
 		t.Fatalf("bogus token = %d %s", r.Status, r.Body)
 	}

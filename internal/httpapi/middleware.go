@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/urfave/negroni/v3"
@@ -63,7 +64,7 @@ func recoverPanics(log *slog.Logger) negroni.HandlerFunc {
 				panic(p)
 			}
 			log.ErrorContext(r.Context(), "panic serving request", "request_id", RequestID(r.Context()),
-				"method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				"method", r.Method, "path", loggedPath(r.URL.Path), "panic", p, "stack", string(debug.Stack()))
 			if rw, ok := w.(negroni.ResponseWriter); ok && rw.Written() {
 				return // headers are gone; the client sees a cut response
 			}
@@ -73,8 +74,9 @@ func recoverPanics(log *slog.Logger) negroni.HandlerFunc {
 	}
 }
 
-// accessLog logs one line per request. It logs the path without the query
-// string, because tokens travel in query strings (verify-email links).
+// accessLog logs one line per request. Tokens travel in URLs (verify-email
+// links in the query string, reset-password links in the path), so it logs
+// the path without the query string and with any reset token cut.
 func accessLog(log *slog.Logger) negroni.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 		start := time.Now()
@@ -87,13 +89,28 @@ func accessLog(log *slog.Logger) negroni.HandlerFunc {
 		log.LogAttrs(r.Context(), level, "request",
 			slog.String("request_id", RequestID(r.Context())),
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", rw.Status()),
 			slog.Int("bytes", rw.Size()),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("remote", r.RemoteAddr),
 		)
 	}
+}
+
+// resetLinkSegment starts the path segment that carries a password reset
+// token (better-auth's GET reset-password/{token} link).
+const resetLinkSegment = "/reset-password/"
+
+// loggedPath returns path fit for a log: whatever follows a reset link's
+// segment is replaced, in any letter case, since it is a live secret.
+func loggedPath(path string) string {
+	for i := 0; i+len(resetLinkSegment) <= len(path); i++ {
+		if path[i] == '/' && strings.EqualFold(path[i:i+len(resetLinkSegment)], resetLinkSegment) {
+			return path[:i+len(resetLinkSegment)] + "[redacted]"
+		}
+	}
+	return path
 }
 
 // limitBody caps every request body; decode reports the overflow as 413.
