@@ -47,7 +47,8 @@ func handleLiveOpsAdminBootstrap(d Deps) http.Handler {
 			respondErr(w, r, d.Log, err)
 			return
 		}
-		respondWithETag(w, r, snap.ETag, snap)
+		// "private, no-cache": a published change must show at once.
+		respondWithETag(w, r, snap.ETag, "private, no-cache", snap)
 	})
 }
 
@@ -63,16 +64,3 @@ func handleTestingTools(d Deps) http.Handler {
 	})
 }
 
-// respondWithETag answers 304 Not Modified without a body when the
-// request's If-None-Match names etag, and v with the ETag otherwise.
-// "private, no-cache" lets the caller's cache keep the body but makes it
-// ask every time, since a published change must show at once.
-func respondWithETag(w http.ResponseWriter, r *http.Request, etag string, v any) {
-	w.Header().Set("ETag", etag)
-	w.Header().Set("Cache-Control", "private, no-cache")
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	respond(w, http.StatusOK, v)
-}

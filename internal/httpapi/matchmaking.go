@@ -29,7 +29,7 @@ func handleQueues(log *slog.Logger, mm *matchmaking.Service) http.Handler {
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Vary", "Accept-Encoding")
-		if etagMatch(r.Header.Get("If-None-Match"), etag) {
+		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
@@ -64,18 +64,3 @@ func acceptsGzip(header string) bool {
 	return false
 }
 
-// etagMatch implements the weak comparison If-None-Match asks for (RFC
-// 9110, 13.1.2): "*" or any listed tag equal to etag, W/ prefixes ignored.
-func etagMatch(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	etag = strings.TrimPrefix(etag, "W/")
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
-}

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -22,28 +21,8 @@ func handleCatalog(log *slog.Logger, players *player.Service) http.Handler {
 			respondErr(w, r, log, err)
 			return
 		}
-		w.Header().Set("ETag", cat.ETag)
-		w.Header().Set("Cache-Control", "public, no-cache")
-		if etagMatches(r.Header.Get("If-None-Match"), cat.ETag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		respond(w, http.StatusOK, cat)
+		respondWithETag(w, r, cat.ETag, "public, no-cache", cat)
 	})
-}
-
-// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2).
-func etagMatches(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, candidate := range strings.Split(header, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == "*" || candidate == strings.TrimPrefix(etag, "W/") {
-			return true
-		}
-	}
-	return false
 }
 
 // bootstrapResponse adds the signed-in user to the player's state.

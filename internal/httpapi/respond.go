@@ -189,3 +189,33 @@ func isJSONContentType(ct string) bool {
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
+
+// respondWithETag answers 304 Not Modified without a body when the
+// request's If-None-Match names etag, and v with the ETag otherwise.
+// cacheControl says who may keep the body; "no-cache" in it makes them
+// revalidate every time.
+func respondWithETag(w http.ResponseWriter, r *http.Request, etag, cacheControl string, v any) {
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", cacheControl)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	respond(w, http.StatusOK, v)
+}
+
+// etagMatches applies If-None-Match's weak comparison (RFC 9110, 13.1.2):
+// "*" or any listed tag equal to etag, W/ prefixes ignored.
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	etag = strings.TrimPrefix(etag, "W/")
+	for _, candidate := range strings.Split(header, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == "*" || candidate == etag {
+			return true
+		}
+	}
+	return false
+}
