@@ -63,4 +63,3 @@ func handleTestingTools(d Deps) http.Handler {
 		respond(w, http.StatusOK, md)
 	})
 }
-

@@ -63,4 +63,3 @@ func acceptsGzip(header string) bool {
 	}
 	return false
 }
-

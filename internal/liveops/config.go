@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // Config is one version of the live-ops configuration.
@@ -118,30 +120,20 @@ type Banner struct {
 }
 
 // Problem is one thing wrong with a configuration.
-type Problem struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+type Problem = platform.Problem
 
-// String renders the problem as path: message.
-func (p Problem) String() string { return p.Path + ": " + p.Message }
-
-type problems []Problem
-
-func (ps *problems) add(path, format string, args ...any) {
-	*ps = append(*ps, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
-}
+type problems = platform.Problems
 
 var key = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
 func checkKey(ps *problems, path, k string, seen map[string]bool) {
 	switch {
 	case k == "":
-		ps.add(path, "is missing")
+		ps.Add(path, "is missing")
 	case len(k) > 40 || !key.MatchString(k):
-		ps.add(path, "%q is not a lower-case slug like winter-festival (at most 40 characters)", k)
+		ps.Add(path, "%q is not a lower-case slug like winter-festival (at most 40 characters)", k)
 	case seen[k]:
-		ps.add(path, "duplicate id %q", k)
+		ps.Add(path, "duplicate id %q", k)
 	}
 	seen[k] = true
 }
@@ -149,9 +141,9 @@ func checkKey(ps *problems, path, k string, seen map[string]bool) {
 func checkText(ps *problems, path string, s string, required bool, maxLen int) {
 	n := utf8.RuneCountInString(s)
 	if required && strings.TrimSpace(s) == "" {
-		ps.add(path, "is missing")
+		ps.Add(path, "is missing")
 	} else if n > maxLen {
-		ps.add(path, "must be at most %d characters", maxLen)
+		ps.Add(path, "must be at most %d characters", maxLen)
 	}
 }
 
@@ -174,25 +166,25 @@ func checkValue(typ string, v any) bool {
 
 func checkAudience(ps *problems, path string, a Audience) {
 	if len(a.Players) > 1000 {
-		ps.add(path+".players", "lists more than 1000 players; use a rollout instead")
+		ps.Add(path+".players", "lists more than 1000 players; use a rollout instead")
 	}
 	for i, p := range a.Players {
 		if strings.TrimSpace(p) == "" || len(p) > 64 {
-			ps.add(fmt.Sprintf("%s.players[%d]", path, i), "must be a nickname or a player id")
+			ps.Add(fmt.Sprintf("%s.players[%d]", path, i), "must be a nickname or a player id")
 		}
 	}
 	if a.RolloutPercent != nil && (*a.RolloutPercent < 0 || *a.RolloutPercent > 100) {
-		ps.add(path+".rolloutPercent", "%d is outside 0-100", *a.RolloutPercent)
+		ps.Add(path+".rolloutPercent", "%d is outside 0-100", *a.RolloutPercent)
 	}
 	if a.MaxAccountAgeDays < 0 || a.MinAccountAgeDays < 0 {
-		ps.add(path, "account ages cannot be negative")
+		ps.Add(path, "account ages cannot be negative")
 	}
 	if a.MaxAccountAgeDays > 0 && a.MinAccountAgeDays > a.MaxAccountAgeDays {
-		ps.add(path, "minAccountAgeDays is above maxAccountAgeDays; nobody matches")
+		ps.Add(path, "minAccountAgeDays is above maxAccountAgeDays; nobody matches")
 	}
 	for i, e := range a.Environments {
 		if !slices.Contains(Environments, e) {
-			ps.add(fmt.Sprintf("%s.environments[%d]", path, i), "%q is not an environment (%s)", e, strings.Join(Environments, ", "))
+			ps.Add(fmt.Sprintf("%s.environments[%d]", path, i), "%q is not an environment (%s)", e, strings.Join(Environments, ", "))
 		}
 	}
 }
@@ -208,7 +200,7 @@ func checkLink(ps *problems, path, link string) {
 		return
 	}
 	if u, err := url.Parse(link); err != nil || u.Scheme != "https" || u.Host == "" {
-		ps.add(path, "%q must be an https URL or a path starting with /", link)
+		ps.Add(path, "%q must be an https URL or a path starting with /", link)
 	}
 }
 
@@ -217,7 +209,7 @@ func checkLink(ps *problems, path, link string) {
 func (c *Config) Validate(queues []string) []Problem {
 	var ps problems
 	if c.MapSeeds.Short <= 0 || c.MapSeeds.Long <= 0 {
-		ps.add("mapSeeds", "short and long must both be positive seeds")
+		ps.Add("mapSeeds", "short and long must both be positive seeds")
 	}
 	flags := map[string]*Flag{}
 	seen := map[string]bool{}
@@ -228,11 +220,11 @@ func (c *Config) Validate(queues []string) []Problem {
 		flags[f.Key] = f
 		checkText(&ps, p+".description", f.Description, false, 280)
 		if f.Type != TypeBool && f.Type != TypeNumber && f.Type != TypeString {
-			ps.add(p+".type", "%q is not a flag type (bool, number, string)", f.Type)
+			ps.Add(p+".type", "%q is not a flag type (bool, number, string)", f.Type)
 			continue
 		}
 		if !checkValue(f.Type, f.Default) {
-			ps.add(p+".default", "must be a %s", f.Type)
+			ps.Add(p+".default", "must be a %s", f.Type)
 		}
 		rules := map[string]bool{}
 		for j, r := range f.Rules {
@@ -240,7 +232,7 @@ func (c *Config) Validate(queues []string) []Problem {
 			checkKey(&ps, rp+".id", r.ID, rules)
 			checkAudience(&ps, rp+".audience", r.Audience)
 			if !checkValue(f.Type, r.Value) {
-				ps.add(rp+".value", "must be a %s", f.Type)
+				ps.Add(rp+".value", "must be a %s", f.Type)
 			}
 		}
 	}
@@ -251,25 +243,25 @@ func (c *Config) Validate(queues []string) []Problem {
 		checkText(&ps, p+".name", e.Name, true, 60)
 		checkText(&ps, p+".description", e.Description, false, 500)
 		if e.StartAt.IsZero() || e.EndAt.IsZero() || !e.EndAt.After(e.StartAt) {
-			ps.add(p, "needs startAt before endAt")
+			ps.Add(p, "needs startAt before endAt")
 		}
 		checkAudience(&ps, p+".audience", e.Audience)
 		for _, k := range sortedKeys(e.Flags) {
 			f, ok := flags[k]
 			switch {
 			case !ok:
-				ps.add(p+".flags."+k, "unknown flag %q", k)
+				ps.Add(p+".flags."+k, "unknown flag %q", k)
 			case !checkValue(f.Type, e.Flags[k]):
-				ps.add(p+".flags."+k, "must be a %s like the flag", f.Type)
+				ps.Add(p+".flags."+k, "must be a %s like the flag", f.Type)
 			}
 		}
 		for j, q := range e.Queues {
 			if !slices.Contains(queues, q) {
-				ps.add(fmt.Sprintf("%s.queues[%d]", p, j), "unknown queue %q", q)
+				ps.Add(fmt.Sprintf("%s.queues[%d]", p, j), "unknown queue %q", q)
 			}
 		}
 		if e.MapSeeds != nil && (e.MapSeeds.Short < 0 || e.MapSeeds.Long < 0) {
-			ps.add(p+".mapSeeds", "seeds cannot be negative (0 keeps the default)")
+			ps.Add(p+".mapSeeds", "seeds cannot be negative (0 keeps the default)")
 		}
 	}
 	seen = map[string]bool{}
@@ -283,10 +275,10 @@ func (c *Config) Validate(queues []string) []Problem {
 			checkLink(&ps, p+".imageUrl", b.ImageURL)
 		}
 		if b.Placement != PlacementHome && b.Placement != PlacementPlay && b.Placement != PlacementShop {
-			ps.add(p+".placement", "%q is not a placement (home, play, shop)", b.Placement)
+			ps.Add(p+".placement", "%q is not a placement (home, play, shop)", b.Placement)
 		}
 		if b.StartAt != nil && b.EndAt != nil && !b.EndAt.After(*b.StartAt) {
-			ps.add(p, "endAt must be after startAt")
+			ps.Add(p, "endAt must be after startAt")
 		}
 		checkAudience(&ps, p+".audience", b.Audience)
 	}

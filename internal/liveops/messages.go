@@ -32,10 +32,10 @@ func (c *Config) checkMessages(ps *problems) {
 		checkText(ps, p+".title", m.Title, true, 80)
 		checkText(ps, p+".body", m.Body, true, 2000)
 		if m.StartAt.IsZero() {
-			ps.add(p+".startAt", "is missing")
+			ps.Add(p+".startAt", "is missing")
 		}
 		if m.EndAt != nil && !m.EndAt.After(m.StartAt) {
-			ps.add(p, "endAt must be after startAt")
+			ps.Add(p, "endAt must be after startAt")
 		}
 		checkAudience(ps, p+".audience", m.Audience)
 	}

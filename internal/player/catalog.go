@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // Unit sizes. Small units walk narrow lanes; large units need the wide
@@ -166,20 +168,9 @@ type DeckSpec struct {
 }
 
 // Problem is one thing wrong with fixtures: where, and what.
-type Problem struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+type Problem = platform.Problem
 
-// String renders the problem as path: message.
-func (p Problem) String() string { return p.Path + ": " + p.Message }
-
-// problems collects Problems with paths.
-type problems []Problem
-
-func (ps *problems) add(path, format string, args ...any) {
-	*ps = append(*ps, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
-}
+type problems = platform.Problems
 
 var slug = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
@@ -192,40 +183,40 @@ const (
 func checkSlug(ps *problems, path, id string, seen map[string]bool) {
 	switch {
 	case id == "":
-		ps.add(path, "is missing")
+		ps.Add(path, "is missing")
 	case len(id) > maxSlugLen || !slug.MatchString(id):
-		ps.add(path, "%q is not a lower-case slug like arrow-tower (at most %d characters)", id, maxSlugLen)
+		ps.Add(path, "%q is not a lower-case slug like arrow-tower (at most %d characters)", id, maxSlugLen)
 	case seen[id]:
-		ps.add(path, "duplicate id %q", id)
+		ps.Add(path, "duplicate id %q", id)
 	}
 	seen[id] = true
 }
 
 func checkText(ps *problems, path, name, description string) {
 	if strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > maxNameLen {
-		ps.add(path+".name", "must be 1-%d characters", maxNameLen)
+		ps.Add(path+".name", "must be 1-%d characters", maxNameLen)
 	}
 	if utf8.RuneCountInString(description) > maxDescriptionLen {
-		ps.add(path+".description", "must be at most %d characters", maxDescriptionLen)
+		ps.Add(path+".description", "must be at most %d characters", maxDescriptionLen)
 	}
 }
 
 func checkRange(ps *problems, path string, v, lo, hi int) {
 	if v < lo || v > hi {
-		ps.add(path, "%d is outside %d-%d", v, lo, hi)
+		ps.Add(path, "%d is outside %d-%d", v, lo, hi)
 	}
 }
 
 func checkSizes(ps *problems, path string, sizes []string) {
 	if len(sizes) == 0 {
-		ps.add(path, "must name at least one unit size (small, large)")
+		ps.Add(path, "must name at least one unit size (small, large)")
 	}
 	seen := map[string]bool{}
 	for i, s := range sizes {
 		if s != SizeSmall && s != SizeLarge {
-			ps.add(fmt.Sprintf("%s[%d]", path, i), "%q is not a unit size (small, large)", s)
+			ps.Add(fmt.Sprintf("%s[%d]", path, i), "%q is not a unit size (small, large)", s)
 		} else if seen[s] {
-			ps.add(fmt.Sprintf("%s[%d]", path, i), "%q is listed twice", s)
+			ps.Add(fmt.Sprintf("%s[%d]", path, i), "%q is listed twice", s)
 		}
 		seen[s] = true
 	}
@@ -265,14 +256,14 @@ func (c *Content) Validate() []Problem {
 		checkText(&ps, p, t.Name, t.Description)
 		checkRange(&ps, p+".cost", t.Cost, 0, 10000)
 		if t.Trigger != TriggerEnter && t.Trigger != TriggerTimer {
-			ps.add(p+".trigger", "%q is not a trigger (enter, timer)", t.Trigger)
+			ps.Add(p+".trigger", "%q is not a trigger (enter, timer)", t.Trigger)
 		}
 		checkRange(&ps, p+".charges", t.Charges, 1, 100)
 		checkRange(&ps, p+".damage", t.Damage, 0, 100000)
 		checkRange(&ps, p+".slowPercent", t.SlowPercent, 0, 90)
 		checkRange(&ps, p+".stunMs", t.StunMs, 0, 10000)
 		if t.Damage == 0 && t.SlowPercent == 0 && t.StunMs == 0 {
-			ps.add(p, "has no effect: set damage, slowPercent or stunMs")
+			ps.Add(p, "has no effect: set damage, slowPercent or stunMs")
 		}
 		checkSizes(&ps, p+".affects", t.Affects)
 	}
@@ -282,7 +273,7 @@ func (c *Content) Validate() []Problem {
 		checkSlug(&ps, p+".id", u.ID, units)
 		checkText(&ps, p, u.Name, u.Description)
 		if u.Size != SizeSmall && u.Size != SizeLarge {
-			ps.add(p+".size", "%q is not a unit size (small, large)", u.Size)
+			ps.Add(p+".size", "%q is not a unit size (small, large)", u.Size)
 		}
 		checkRange(&ps, p+".cost", u.Cost, 0, 10000)
 		checkRange(&ps, p+".hp", u.HP, 1, 1000000)
@@ -299,29 +290,29 @@ func (c *Content) Validate() []Problem {
 		checkText(&ps, p, cd.Name, cd.Description)
 		switch other, dup := numIDs[cd.NumID]; {
 		case cd.NumID == 0 || cd.NumID > maxNumID:
-			ps.add(p+".numId", "%d is outside 1-%d", cd.NumID, maxNumID)
+			ps.Add(p+".numId", "%d is outside 1-%d", cd.NumID, maxNumID)
 		case dup:
-			ps.add(p+".numId", "duplicate numId %d (also card %q)", cd.NumID, other)
+			ps.Add(p+".numId", "duplicate numId %d (also card %q)", cd.NumID, other)
 		default:
 			numIDs[cd.NumID] = cd.ID
 		}
 		if !slices.Contains([]string{RarityCommon, RarityRare, RarityEpic, RarityLegendary}, cd.Rarity) {
-			ps.add(p+".rarity", "%q is not a rarity (common, rare, epic, legendary)", cd.Rarity)
+			ps.Add(p+".rarity", "%q is not a rarity (common, rare, epic, legendary)", cd.Rarity)
 		}
 		checkRange(&ps, p+".cost", cd.Cost, 0, 20)
 		if known, ok := entities[cd.Deploys.Kind]; !ok {
-			ps.add(p+".deploys.kind", "%q is not a kind (tower, trap, unit)", cd.Deploys.Kind)
+			ps.Add(p+".deploys.kind", "%q is not a kind (tower, trap, unit)", cd.Deploys.Kind)
 		} else if !known[cd.Deploys.ID] {
-			ps.add(p+".deploys.id", "unknown %s %q", cd.Deploys.Kind, cd.Deploys.ID)
+			ps.Add(p+".deploys.id", "unknown %s %q", cd.Deploys.Kind, cd.Deploys.ID)
 		}
 		checkRange(&ps, p+".maxCopies", cd.MaxCopies, 0, 9)
 		if cd.DisabledReason != "" && !cd.Disabled {
-			ps.add(p+".disabledReason", "is set but the card is not disabled")
+			ps.Add(p+".disabledReason", "is set but the card is not disabled")
 		}
 	}
 
 	if len(c.StarterDecks) == 0 {
-		ps.add("starterDecks", "at least one starter deck is needed: new players get them")
+		ps.Add("starterDecks", "at least one starter deck is needed: new players get them")
 	}
 	cat := c.index()
 	decks, defaults := map[string]bool{}, 0
@@ -335,7 +326,7 @@ func (c *Content) Validate() []Problem {
 		cat.checkSpec(&ps, p, d.DeckSpec)
 	}
 	if len(c.StarterDecks) > 0 && defaults != 1 {
-		ps.add("starterDecks", "exactly one starter deck must be the default, found %d", defaults)
+		ps.Add("starterDecks", "exactly one starter deck must be the default, found %d", defaults)
 	}
 	if len(ps) == 0 {
 		return nil
@@ -348,11 +339,11 @@ func (c *Content) Validate() []Problem {
 func (c *Catalog) checkSpec(ps *problems, path string, spec DeckSpec) {
 	cards, err := c.ResolveSpec(spec)
 	if err != nil {
-		ps.add(path, "%v", err)
+		ps.Add(path, "%v", err)
 		return
 	}
 	for _, dp := range c.CheckDeck(cards) {
-		ps.add(path, "%s", dp.Message)
+		ps.Add(path, "%s", dp.Message)
 	}
 }
 

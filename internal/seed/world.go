@@ -57,11 +57,7 @@ type WorldLobby struct {
 	Members    []string `json:"members"`
 }
 
-type problems []player.Problem
-
-func (ps *problems) add(path, format string, args ...any) {
-	*ps = append(*ps, player.Problem{Path: path, Message: fmt.Sprintf(format, args...)})
-}
+type problems = platform.Problems
 
 var lobbyID = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
@@ -88,42 +84,42 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 		p := &w.Players[i]
 		path := fmt.Sprintf("players[%d]", i)
 		if err := account.ValidateNickname(p.Nickname); err != nil {
-			ps.add(path+".nickname", "%s", problemText(err))
+			ps.Add(path+".nickname", "%s", problemText(err))
 		} else if known[account.NicknameKey(p.Nickname)] != nil {
-			ps.add(path+".nickname", "duplicate nickname %q", p.Nickname)
+			ps.Add(path+".nickname", "duplicate nickname %q", p.Nickname)
 		}
 		known[account.NicknameKey(p.Nickname)] = p
 		if err := account.ValidateName(p.Name); err != nil {
-			ps.add(path+".name", "%s", problemText(err))
+			ps.Add(path+".name", "%s", problemText(err))
 		}
 		email := account.NormalizeEmail(p.Email)
 		if !account.ValidEmail(email) {
-			ps.add(path+".email", "%q is not an email address", p.Email)
+			ps.Add(path+".email", "%q is not an email address", p.Email)
 		} else if emails[email] {
-			ps.add(path+".email", "duplicate email %q", p.Email)
+			ps.Add(path+".email", "duplicate email %q", p.Email)
 		}
 		emails[email] = true
 		if err := account.CheckPassword(p.Password); err != nil {
-			ps.add(path+".password", "%s", problemText(err))
+			ps.Add(path+".password", "%s", problemText(err))
 		}
 		validDefault[account.NicknameKey(p.Nickname)] = starterDefault
 		codes, defaults := map[string]bool{}, 0
 		for j, d := range p.Decks {
 			dp := fmt.Sprintf("%s.decks[%d]", path, j)
 			if strings.TrimSpace(d.Name) == "" || len([]rune(d.Name)) > player.MaxDeckNameLen {
-				ps.add(dp+".name", "must be 1-%d characters", player.MaxDeckNameLen)
+				ps.Add(dp+".name", "must be 1-%d characters", player.MaxDeckNameLen)
 			}
 			cards, err := cat.ResolveSpec(d.DeckSpec)
 			if err != nil {
-				ps.add(dp, "%v", err)
+				ps.Add(dp, "%v", err)
 				continue
 			}
 			for _, prob := range cat.CheckDeck(cards) {
-				ps.add(dp, "%s", prob.Message)
+				ps.Add(dp, "%s", prob.Message)
 			}
 			code, _ := player.EncodeDeck(cards)
 			if codes[code] {
-				ps.add(dp, "is the same deck as an earlier one")
+				ps.Add(dp, "is the same deck as an earlier one")
 			}
 			codes[code] = true
 			if d.Default {
@@ -131,15 +127,15 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 			}
 		}
 		if defaults > 1 {
-			ps.add(path+".decks", "at most one deck can be the default, found %d", defaults)
+			ps.Add(path+".decks", "at most one deck can be the default, found %d", defaults)
 		}
 		if n := len(p.Decks) + len(content.StarterDecks); n > player.DefaultLimits.MaxDecks {
-			ps.add(path+".decks", "with the starter decks the player would have %d decks, above the limit of %d", n, player.DefaultLimits.MaxDecks)
+			ps.Add(path+".decks", "with the starter decks the player would have %d decks, above the limit of %d", n, player.DefaultLimits.MaxDecks)
 		}
 	}
 	ref := func(path, nick string) bool {
 		if known[account.NicknameKey(nick)] == nil {
-			ps.add(path, "unknown player %q", nick)
+			ps.Add(path, "unknown player %q", nick)
 			return false
 		}
 		return true
@@ -151,11 +147,11 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 			return
 		}
 		if account.NicknameKey(a) == account.NicknameKey(b) {
-			ps.add(path, "a player cannot be in a %s with themselves", kind)
+			ps.Add(path, "a player cannot be in a %s with themselves", kind)
 			return
 		}
 		if prev, dup := pairs[pairKey(a, b)]; dup {
-			ps.add(path, "%s and %s already have a %s in this file", a, b, prev)
+			ps.Add(path, "%s and %s already have a %s in this file", a, b, prev)
 			return
 		}
 		pairs[pairKey(a, b)] = kind
@@ -163,7 +159,7 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 	for i, f := range w.Friendships {
 		path := fmt.Sprintf("friendships[%d]", i)
 		if len(f) != 2 {
-			ps.add(path, "must name exactly two players")
+			ps.Add(path, "must name exactly two players")
 			continue
 		}
 		pair(path, "friendship", f[0], f[1])
@@ -180,9 +176,9 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 		path := fmt.Sprintf("lobbies[%d]", i)
 		switch {
 		case !lobbyID.MatchString(l.ID) || len(l.ID) > 40:
-			ps.add(path+".id", "%q is not a lower-case slug", l.ID)
+			ps.Add(path+".id", "%q is not a lower-case slug", l.ID)
 		case ids[l.ID]:
-			ps.add(path+".id", "duplicate id %q", l.ID)
+			ps.Add(path+".id", "duplicate id %q", l.ID)
 		}
 		ids[l.ID] = true
 		var q *player.Queue
@@ -192,10 +188,10 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 			}
 		}
 		if q == nil {
-			ps.add(path+".queue", "unknown queue %q", l.Queue)
+			ps.Add(path+".queue", "unknown queue %q", l.Queue)
 		}
 		if !slices.Contains(player.LobbyVisibilities, l.Visibility) {
-			ps.add(path+".visibility", "%q is not a visibility (public, friends, private)", l.Visibility)
+			ps.Add(path+".visibility", "%q is not a visibility (public, friends, private)", l.Visibility)
 		}
 		everyone := append([]string{l.Host}, l.Members...)
 		for j, nick := range everyone {
@@ -208,18 +204,18 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 			}
 			key := account.NicknameKey(nick)
 			if other, dup := inLobby[key]; dup {
-				ps.add(mp, "%s is already in lobby %s; a player is in one lobby at a time", nick, other)
+				ps.Add(mp, "%s is already in lobby %s; a player is in one lobby at a time", nick, other)
 			}
 			inLobby[key] = l.ID
 			if j > 0 && pairs[pairKey(l.Host, nick)] == "block" {
-				ps.add(mp, "%s and the host %s block each other", nick, l.Host)
+				ps.Add(mp, "%s and the host %s block each other", nick, l.Host)
 			}
 			if q != nil && q.RequiresValidDeck && !w.hasValidDefault(cat, key, validDefault[key]) {
-				ps.add(mp, "%s has no valid default deck, which queue %s requires", nick, q.ID)
+				ps.Add(mp, "%s has no valid default deck, which queue %s requires", nick, q.ID)
 			}
 		}
 		if q != nil && len(everyone) > q.PartySize {
-			ps.add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize, q.ID)
+			ps.Add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize, q.ID)
 		}
 	}
 	return ps
