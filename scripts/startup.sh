@@ -37,18 +37,6 @@ go build -o "$work/platformctl" ./cmd/platformctl
 unset $(compgen -e | grep '^PLATFORM_' || true)
 tick=$(getconf CLK_TCK)
 
-# free_port prints a loopback TCP port nothing listens on.
-free_port() {
-	local port
-	while :; do
-		port=$((20000 + RANDOM % 30000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
-	done
-}
-
 # kib prints one field (VmRSS, VmHWM) of /proc/PID/status, in KiB.
 kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
@@ -56,20 +44,28 @@ kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 cpu_ms() { awk -v t="$tick" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / t) }' "/proc/$1/stat"; }
 
 # measure DATA_DIR starts serve once and appends "ready_ms cpu_ms rss_kib
-# hwm_kib" to the file named by its second argument.
+# hwm_kib" to the file named by its second argument. serve listens on a port
+# the kernel picks and logs it, so no other process can answer in its place.
 measure() {
-	local dir=$1 out=$2 port start now code ms cpu rss hwm
-	port=$(free_port)
+	local dir=$1 out=$2 log="$work/serve.log" start now addr="" code ms cpu rss hwm
+	: >"$log" # before serve starts writing it, so that it can be read at once
 	start=$(date +%s%N)
-	"$work/platformctl" serve --data-dir "$dir" --addr "127.0.0.1:$port" --log-level warn >>"$work/serve.log" 2>&1 &
+	"$work/platformctl" serve --data-dir "$dir" --addr 127.0.0.1:0 >"$log" 2>&1 &
 	pid=$!
 	while :; do
-		code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/health" || true)
-		now=$(date +%s%N)
-		[ "$code" = 200 ] && break
+		if [ -z "$addr" ]; then
+			addr=$(sed -n 's/.* msg=serving addr=\([^ ]*\).*/\1/p' "$log")
+		fi
+		if [ -n "$addr" ]; then
+			code=$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/api/health" || true)
+			now=$(date +%s%N)
+			[ "$code" = 200 ] && break
+		else
+			now=$(date +%s%N)
+		fi
 		if ! kill -0 "$pid" 2>/dev/null; then
 			echo "startup: serve exited; its log:" >&2
-			cat "$work/serve.log" >&2
+			cat "$log" >&2
 			exit 1
 		fi
 		if [ $(((now - start) / 1000000)) -gt 30000 ]; then
