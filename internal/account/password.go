@@ -158,6 +158,14 @@ var (
 	burnKey  [argon2KeyLen]byte
 )
 
+// CheckHash reports whether encoded is an argon2id PHC string that Verify
+// accepts: well-formed, with parameters within Verify's limits. It does no
+// hashing, so it cannot tell which password the hash is of.
+func CheckHash(encoded string) error {
+	_, err := parseArgon2(encoded)
+	return err
+}
+
 type argon2Hash struct {
 	params Argon2Params
 	salt   []byte

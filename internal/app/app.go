@@ -138,10 +138,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}, a.Now)
 	a.buildPlayer()
 	a.Matchmaking = matchmaking.New(a.LiveOps)
-	if err := a.buildLiveOps(); err != nil {
-		db.Close()
-		return nil, err
-	}
+	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
 		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
 	if err != nil {
@@ -206,9 +203,9 @@ func (a *App) SeedEmptySQLite(ctx context.Context) error {
 	if err != nil || head != nil {
 		return err
 	}
-	set, ps := seed.Load(fixtures.FS())
-	if len(ps) > 0 {
-		return fmt.Errorf("embedded fixtures: %v", ps)
+	set, err := embeddedFixtures()
+	if err != nil {
+		return err
 	}
 	report, err := a.Seeder.Seed(ctx, set, seed.Options{World: !a.Config.IsProduction()})
 	if err != nil {
@@ -218,9 +215,18 @@ func (a *App) SeedEmptySQLite(ctx context.Context) error {
 	return nil
 }
 
+// embeddedFixtures loads the fixtures built into the binary.
+func embeddedFixtures() (*seed.Set, error) {
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		return nil, fmt.Errorf("embedded fixtures: %v", ps)
+	}
+	return set, nil
+}
+
 // buildLiveOps sets up the admin console, role changes and the testing
 // metadata on top of the live-ops service buildPlayer made.
-func (a *App) buildLiveOps() error {
+func (a *App) buildLiveOps() {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
 	var queues []liveops.QueuePreset
@@ -240,25 +246,16 @@ func (a *App) buildLiveOps() error {
 		StartedAt:    a.Now(),
 		Now:          a.Now,
 	})
-	// The testing metadata reads the embedded fixtures, and only when it
-	// is served.
+	// The testing metadata reads the embedded fixtures, only when it is
+	// served, and not before it is first asked for.
 	var source liveops.FixtureSource
 	if a.Config.TestingTools {
-		set, ps := seed.Load(fixtures.FS())
-		if len(ps) > 0 {
-			return fmt.Errorf("embedded fixtures: %v", ps)
-		}
-		qf, err := qa.New(set, a.Accounts)
-		if err != nil {
-			return fmt.Errorf("testing metadata: %w", err)
-		}
-		source = qf
+		source = qa.NewLazy(embeddedFixtures, a.Accounts)
 	}
 	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{
 		TestingTools: a.Config.TestingTools,
 		MailLog:      a.Config.SMTPURL == "" && !a.Config.IsProduction(),
 	}, source)
-	return nil
 }
 
 // buildMail sets up the outbox and its worker. Without an SMTP URL (only

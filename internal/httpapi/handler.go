@@ -43,16 +43,8 @@ type Deps struct {
 // NewHandler returns the whole API: every route of routes.go behind the
 // middleware stack.
 func NewHandler(d Deps) (http.Handler, error) {
-	openapi, err := OpenAPIDocument()
-	if err != nil {
-		return nil, err
-	}
-	schemas, err := jsonSchemas(openapi)
-	if err != nil {
-		return nil, err
-	}
 	mux := http.NewServeMux()
-	addRoutes(mux, d, openapi, schemas)
+	addRoutes(mux, d)
 
 	n := negroni.New()
 	n.Use(withRequestID())

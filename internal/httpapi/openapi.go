@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 )
@@ -17,6 +18,30 @@ import (
 //
 //go:embed openapi/*.yaml
 var openapiFragments embed.FS
+
+// documents are the OpenAPI document and the JSON Schemas derived from it,
+// as served.
+type documents struct {
+	openapi []byte
+	schemas *schemaSet
+}
+
+// apiDocs builds the served documents on first use and keeps them. They
+// are static, but assembling them parses every fragment and allocates
+// several MiB, so a starting server does not pay for it before it is ready
+// and a server nobody asks for them never holds them. TestAPIDocuments
+// keeps a broken fragment from getting this far.
+var apiDocs = sync.OnceValues(func() (*documents, error) {
+	openapi, err := OpenAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	schemas, err := jsonSchemas(openapi)
+	if err != nil {
+		return nil, err
+	}
+	return &documents{openapi: openapi, schemas: schemas}, nil
+})
 
 // OpenAPIDocument returns the assembled OpenAPI 3.1 document as JSON.
 func OpenAPIDocument() ([]byte, error) {

@@ -11,14 +11,14 @@ import (
 // addRoutes is the whole API surface, readable top to bottom. Paths that
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
 // Allow (see jsonMuxErrors).
-func addRoutes(mux *http.ServeMux, d Deps, openapi []byte, schemas *schemaSet) {
+func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /api", handleHello())
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
-	mux.Handle("GET /api/openapi.json", handleOpenAPI(openapi))
-	mux.Handle("GET /api/schemas", handleSchemaIndex(schemas))
-	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log, schemas))
+	mux.Handle("GET /api/openapi.json", handleOpenAPI(d.Log))
+	mux.Handle("GET /api/schemas", handleSchemaIndex(d.Log))
+	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log))
 
 	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
 	mux.Handle("GET /api/player/bootstrap", requirePlayer(d, handleBootstrap(d.Log, d.Players)))

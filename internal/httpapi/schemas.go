@@ -130,18 +130,28 @@ func rewriteRefs(v any) any {
 	return v
 }
 
-func handleSchemaIndex(set *schemaSet) http.Handler {
+func handleSchemaIndex(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		docs, err := apiDocs()
+		if err != nil {
+			respondErr(w, r, log, err)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(set.index) //nolint:errcheck // the client went away
+		w.Write(docs.schemas.index) //nolint:errcheck // the client went away
 	})
 }
 
 // handleSchema serves /api/schemas/{name}.json (the suffix is optional).
-func handleSchema(log *slog.Logger, set *schemaSet) http.Handler {
+func handleSchema(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		docs, err := apiDocs()
+		if err != nil {
+			respondErr(w, r, log, err)
+			return
+		}
 		name := strings.TrimSuffix(r.PathValue("name"), ".json")
-		doc, ok := set.docs[name]
+		doc, ok := docs.schemas.docs[name]
 		if !ok {
 			respondErr(w, r, log, platform.Errorf(platform.KindNotFound, platform.CodeNotFound, "No schema named %q; GET /api/schemas lists them", name))
 			return

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/towerdefence/platformctl/internal/system"
@@ -30,9 +31,14 @@ func handleMeta(sys *system.Service) http.Handler {
 	})
 }
 
-func handleOpenAPI(doc []byte) http.Handler {
+func handleOpenAPI(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		docs, err := apiDocs()
+		if err != nil {
+			respondErr(w, r, log, err)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(doc) //nolint:errcheck // the client went away
+		w.Write(docs.openapi) //nolint:errcheck // the client went away
 	})
 }

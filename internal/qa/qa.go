@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/liveops"
@@ -37,6 +38,44 @@ func New(set *seed.Set, accounts Accounts) (*Fixtures, error) {
 		return nil, err
 	}
 	return &Fixtures{set: set, accounts: accounts, vectors: v}, nil
+}
+
+// Lazy is a liveops.FixtureSource that loads its fixtures on first use.
+// The testing metadata is asked for now and then by QA, while loading the
+// fixtures parses every file and encodes every deck, so a starting server
+// need not pay for it, nor a server nobody asks hold it.
+type Lazy struct {
+	fixtures func() (*Fixtures, error)
+}
+
+// NewLazy returns a source over the set load returns, calling load once, on
+// first use; its error, if any, is every call's answer.
+func NewLazy(load func() (*seed.Set, error), accounts Accounts) *Lazy {
+	return &Lazy{fixtures: sync.OnceValues(func() (*Fixtures, error) {
+		set, err := load()
+		if err != nil {
+			return nil, err
+		}
+		return New(set, accounts)
+	})}
+}
+
+// FixturePlayers implements liveops.FixtureSource.
+func (l *Lazy) FixturePlayers(ctx context.Context) ([]liveops.FixturePlayer, error) {
+	f, err := l.fixtures()
+	if err != nil {
+		return nil, err
+	}
+	return f.FixturePlayers(ctx)
+}
+
+// DeckCodeVectors implements liveops.FixtureSource.
+func (l *Lazy) DeckCodeVectors(ctx context.Context) ([]liveops.DeckCodeVector, error) {
+	f, err := l.fixtures()
+	if err != nil {
+		return nil, err
+	}
+	return f.DeckCodeVectors(ctx)
 }
 
 // FixturePlayers implements liveops.FixtureSource: the development world's

@@ -2,6 +2,8 @@ package qa_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,5 +80,40 @@ func TestVectorsFromTheFixtures(t *testing.T) {
 		if p.ID != "" || !strings.Contains(p.Notes, "not seeded") || p.Password == "" {
 			t.Errorf("unseeded fixture player %+v", p)
 		}
+	}
+}
+
+func TestLazyLoadsOnFirstUseOnce(t *testing.T) {
+	ctx := context.Background()
+	loads := 0
+	lazy := qa.NewLazy(func() (*seed.Set, error) {
+		loads++
+		set, ps := seed.Load(fixtures.FS())
+		if len(ps) > 0 {
+			return nil, fmt.Errorf("embedded fixtures: %v", ps)
+		}
+		return set, nil
+	}, noAccounts{})
+	if loads != 0 {
+		t.Fatal("NewLazy loaded the fixtures before they were asked for")
+	}
+	players, err := lazy.FixturePlayers(ctx)
+	if err != nil || len(players) == 0 {
+		t.Fatalf("fixture players %v, %v", players, err)
+	}
+	vectors, err := lazy.DeckCodeVectors(ctx)
+	if err != nil || len(vectors) == 0 {
+		t.Fatalf("vectors %v, %v", vectors, err)
+	}
+	if loads != 1 {
+		t.Errorf("loaded %d times, want once", loads)
+	}
+
+	broken := qa.NewLazy(func() (*seed.Set, error) { return nil, errors.New("no fixtures") }, noAccounts{})
+	if _, err := broken.FixturePlayers(ctx); err == nil || err.Error() != "no fixtures" {
+		t.Errorf("FixturePlayers over a failing load: %v", err)
+	}
+	if _, err := broken.DeckCodeVectors(ctx); err == nil || err.Error() != "no fixtures" {
+		t.Errorf("DeckCodeVectors over a failing load: %v", err)
 	}
 }

@@ -1,12 +1,14 @@
 package seed_test
 
 import (
+	"context"
 	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/towerdefence/platformctl/fixtures"
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
@@ -30,6 +32,31 @@ func TestEmbeddedFixturesAreValid(t *testing.T) {
 	}
 	if set.World == nil || len(set.World.Players) == 0 {
 		t.Fatal("the embedded fixtures have no development world")
+	}
+}
+
+// TestEmbeddedWorldHashesMatchPasswords: seeding stores a fixture
+// player's passwordHash as is, so it must be the hash of the password the
+// README and the testing metadata publish.
+func TestEmbeddedWorldHashesMatchPasswords(t *testing.T) {
+	set, ps := seed.Load(fixtures.FS())
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	// The default parameters (PLATFORM_ARGON2_*): with them, the first
+	// sign-in does not find the hash stale and replace it.
+	h := account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1})
+	for _, p := range set.World.Players {
+		if p.PasswordHash == "" {
+			t.Errorf("%s has no passwordHash, so seeding a fresh database hashes the password", p.Nickname)
+			continue
+		}
+		ok, stale, err := h.Verify(context.Background(), p.PasswordHash, p.Password)
+		if err != nil || !ok || stale {
+			fresh, _ := h.Hash(context.Background(), p.Password)
+			t.Errorf("%s: passwordHash is not a hash of %q with the default parameters (ok %v, stale %v, %v); this one is: %s",
+				p.Nickname, p.Password, ok, stale, err, fresh)
+		}
 	}
 }
 
@@ -69,6 +96,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 	edit(t, m, seed.FileWorld, "- [ada, alan]", "- [ada, alonzo]")                                               // unknown player
 	edit(t, m, seed.FileWorld, "- {from: ada, to: ken}", "- {from: ada, to: grace}")                             // pair already friends
 	edit(t, m, seed.FileWorld, "queue: custom-hosted", "queue: casual-medium")                                   // unknown queue
+	edit(t, m, seed.FileWorld, "$m=19456,", "$m=0,")                                                             // bad password hash
 	m["content/extra.yml"] = &fstest.MapFile{Data: []byte("towers: []\n")}                                       // stray file
 
 	set, ps := seed.Load(m)
@@ -85,6 +113,7 @@ func TestValidationListsEveryProblem(t *testing.T) {
 		`world/development.yaml: friendships[1]: unknown player "alonzo"`,
 		`world/development.yaml: requests[1]: ada and grace already have a friendship`,
 		`world/development.yaml: lobbies[0].queue: unknown queue "casual-medium"`,
+		`world/development.yaml: players[0].passwordHash: argon2id password hash parameters out of range; expected an argon2id PHC string`,
 		`content/extra.yml: is not a fixture file`,
 	}
 	var got []string

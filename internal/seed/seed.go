@@ -185,10 +185,11 @@ func (s *Seeder) Seed(ctx context.Context, set *Set, opts Options) (*Report, err
 }
 
 // prepareWorldUsers builds the accounts of the world players that no
-// earlier run created. Passwords are hashed before the transaction, since
+// earlier run created. A player's fixture hash is used as is; the embedded
+// world has one for every player, so seeding a fresh development database
+// hashes nothing. Other passwords are hashed before the transaction, since
 // argon2id is slow on purpose and must not hold the database's write lock,
-// and once per distinct password: sample players share one, and hashing it
-// for each would make every fresh development database cost seconds.
+// and once per distinct password.
 func (s *Seeder) prepareWorldUsers(ctx context.Context, w *World) (map[string]*account.User, error) {
 	ledger, err := s.store.Ledger(ctx)
 	if err != nil {
@@ -201,7 +202,10 @@ func (s *Seeder) prepareWorldUsers(ctx context.Context, w *World) (map[string]*a
 		if _, done := ledger[playerItem(p.Nickname)]; done {
 			continue
 		}
-		hash, ok := hashes[p.Password]
+		hash, ok := p.PasswordHash, p.PasswordHash != ""
+		if !ok {
+			hash, ok = hashes[p.Password]
+		}
 		if !ok {
 			if hash, err = s.accounts.HashPassword(ctx, p.Password); err != nil {
 				return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)

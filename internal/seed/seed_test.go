@@ -338,3 +338,56 @@ func TestConcurrentSeedsApplyOnce(t *testing.T) {
 		t.Log(fmt.Sprint(got))
 	}
 }
+
+// TestWorldPlayersSignInWithTheirFixturePassword: seeding stores each
+// fixture player's passwordHash as it is, without hashing, and the
+// published password signs in.
+func TestWorldPlayersSignInWithTheirFixturePassword(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{World: true})
+	for _, p := range loadEmbedded(t).World.Players {
+		u, err := env.Accounts.ByEmail(ctx, account.RealmPlayer, p.Email)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Nickname, err)
+		}
+		if u.PasswordHash != p.PasswordHash {
+			t.Errorf("%s: stored hash %q, want the fixture's", p.Nickname, u.PasswordHash)
+		}
+		if _, err := env.Accounts.Authenticate(ctx, account.RealmPlayer, p.Email, p.Password); err != nil {
+			t.Errorf("%s cannot sign in with %q: %v", p.Nickname, p.Password, err)
+		}
+		if _, err := env.Accounts.Authenticate(ctx, account.RealmPlayer, p.Email, p.Password+"!"); err == nil {
+			t.Errorf("%s signs in with a wrong password", p.Nickname)
+		}
+	}
+}
+
+// TestSeedHashesPasswordsWithoutFixtureHash: a world player without a
+// passwordHash gets the password hashed with the service's parameters.
+func TestSeedHashesPasswordsWithoutFixtureHash(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+	m := mapFS(t)
+	ada := loadEmbedded(t).World.Players[0]
+	edit(t, m, seed.FileWorld, "    password: development-only\n    passwordHash: '"+ada.PasswordHash+"'\n", "    password: ada's own password\n")
+	set, ps := seed.Load(m)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if set.World.Players[0].PasswordHash != "" {
+		t.Fatal("the edit left ada's passwordHash")
+	}
+	if _, err := env.Seeder.Seed(ctx, set, seed.Options{World: true}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := env.Accounts.Authenticate(ctx, account.RealmPlayer, "ada@example.test", "ada's own password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$", playertest.Cheap.MemoryKiB, playertest.Cheap.Iterations, playertest.Cheap.Parallelism); !strings.HasPrefix(u.PasswordHash, want) {
+		t.Errorf("ada's hash %q, want one made by the seeder's hasher (%s…)", u.PasswordHash, want)
+	}
+	if _, err := env.Accounts.Authenticate(ctx, account.RealmPlayer, "grace@example.test", "development-only"); err != nil {
+		t.Errorf("grace, whose fixture hash was used: %v", err)
+	}
+}

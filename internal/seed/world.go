@@ -22,11 +22,18 @@ type World struct {
 
 // WorldPlayer is a sample player account.
 type WorldPlayer struct {
-	Nickname string      `json:"nickname"`
-	Name     string      `json:"name"`
-	Email    string      `json:"email"`
-	Password string      `json:"password"`
-	Decks    []WorldDeck `json:"decks"`
+	Nickname string `json:"nickname"`
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	// Password is what the player signs in with; the testing metadata
+	// publishes it.
+	Password string `json:"password"`
+	// PasswordHash, when set, is the argon2id PHC string of Password and
+	// is stored as is, so seeding does not hash. Validation checks its
+	// form only: telling which password it is of would cost the hashing it
+	// saves.
+	PasswordHash string      `json:"passwordHash"`
+	Decks        []WorldDeck `json:"decks"`
 }
 
 // WorldDeck is a deck of a sample player.
@@ -101,6 +108,11 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 		emails[email] = true
 		if err := account.CheckPassword(p.Password); err != nil {
 			ps.Add(path+".password", "%s", problemText(err))
+		}
+		if p.PasswordHash != "" {
+			if err := account.CheckHash(p.PasswordHash); err != nil {
+				ps.add(path+".passwordHash", "%v; expected an argon2id PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key)", err)
+			}
 		}
 		validDefault[account.NicknameKey(p.Nickname)] = starterDefault
 		codes, defaults := map[string]bool{}, 0
