@@ -81,11 +81,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 		ln.Close()
 		tb.Fatalf("build app: %v", err)
 	}
-	h, err := a.Handler()
-	if err != nil {
-		tb.Fatalf("build handler: %v", err)
-	}
-	hs := httptest.NewUnstartedServer(h)
+	hs := httptest.NewUnstartedServer(a.Handler())
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Start()

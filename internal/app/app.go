@@ -311,7 +311,7 @@ func (a *App) migrate(ctx context.Context) error {
 }
 
 // Handler returns the HTTP API.
-func (a *App) Handler() (http.Handler, error) {
+func (a *App) Handler() http.Handler {
 	return httpapi.NewHandler(httpapi.Deps{
 		Log:         a.Log,
 		Config:      a.Config,

@@ -46,10 +46,7 @@ func newServeCmd(e *env) *cobra.Command {
 
 // serve runs the API and the background workers until ctx is cancelled.
 func serve(ctx context.Context, a *app.App) error {
-	handler, err := a.Handler()
-	if err != nil {
-		return err
-	}
+	handler := a.Handler()
 	ln, err := net.Listen("tcp", a.Config.Addr)
 	if err != nil {
 		return withExit(ExitFailure, fmt.Errorf("listen on %s: %w", a.Config.Addr, err))

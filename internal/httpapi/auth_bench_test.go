@@ -17,10 +17,7 @@ import (
 func BenchmarkGetSession(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"))
 	p := srv.SignUpPlayer(b)
-	h, err := srv.App.Handler()
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := srv.App.Handler()
 	cookie := srv.App.Auth.Cookies().SessionCookieName("player") + "=" + srv.App.Auth.Cookies().Sign(p.Token)
 	req := httptest.NewRequest(http.MethodGet, "/api/auth/player/get-session", nil)
 	req.Header.Set("Cookie", cookie)
@@ -41,10 +38,7 @@ func BenchmarkSignIn(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"),
 		apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))
 	p := srv.SignUpPlayer(b)
-	h, err := srv.App.Handler()
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := srv.App.Handler()
 	body := `{"email":"` + p.User.Email + `","password":"` + p.Password + `"}`
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/api/auth/player/sign-in/email", strings.NewReader(body))
@@ -63,10 +57,7 @@ func BenchmarkSignIn(b *testing.B) {
 func BenchmarkSignInUnknownEmail(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"),
 		apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))
-	h, err := srv.App.Handler()
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := srv.App.Handler()
 	body := `{"email":"nobody@example.com","password":"correct horse battery"}`
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/api/auth/player/sign-in/email", strings.NewReader(body))

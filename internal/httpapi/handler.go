@@ -42,7 +42,7 @@ type Deps struct {
 
 // NewHandler returns the whole API: every route of routes.go behind the
 // middleware stack.
-func NewHandler(d Deps) (http.Handler, error) {
+func NewHandler(d Deps) http.Handler {
 	mux := http.NewServeMux()
 	addRoutes(mux, d)
 
@@ -59,5 +59,5 @@ func NewHandler(d Deps) (http.Handler, error) {
 	}
 	n.Use(guardAuthPaths())
 	n.UseHandler(jsonMuxErrors(mux))
-	return n, nil
+	return n
 }

@@ -111,7 +111,7 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 		}
 		if p.PasswordHash != "" {
 			if err := account.CheckHash(p.PasswordHash); err != nil {
-				ps.add(path+".passwordHash", "%v; expected an argon2id PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key)", err)
+				ps.Add(path+".passwordHash", "%v; expected an argon2id PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key)", err)
 			}
 		}
 		validDefault[account.NicknameKey(p.Nickname)] = starterDefault
