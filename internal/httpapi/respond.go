@@ -99,7 +99,7 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	if !ok || pe.Kind == platform.KindInternal {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "error", err)
+			"method", r.Method, "path", loggedPath(r.URL.Path), "error", err)
 		respond(w, http.StatusInternalServerError, errorBody{Code: platform.CodeInternal, Message: "internal error"})
 		return
 	}
