@@ -127,6 +127,35 @@ func TestEmailChangeOverHTTP(t *testing.T) {
 	wantStatus(t, signIn(t, srv, old, apitest.DefaultPassword), 401, "INVALID_EMAIL_OR_PASSWORD")
 }
 
+// A reset link mailed to the old address stops working once the email
+// change completes: the old inbox no longer controls the account.
+func TestEmailChangeEndsResetLinksToTheOldAddress(t *testing.T) {
+	srv, smtp := profileServer(t)
+	acc := srv.SignUpPlayer(t)
+	old := acc.User.Email
+	anon := srv.Client(t)
+	wantStatus(t, anon.Do("POST", "/api/auth/player/request-password-reset", map[string]any{"email": old, "redirectTo": "/reset"}), 200, "")
+	resetLink := linkPath(t, srv, waitMail(t, smtp, old, 1))
+	loc, _ := url.Parse(anon.Do("GET", resetLink, nil).Header.Get("Location"))
+	token := loc.Query().Get("token")
+	if token == "" {
+		t.Fatalf("reset link redirected to %q", loc)
+	}
+
+	res := acc.Client.Do("POST", "/api/profile/request-email-change", map[string]string{"newEmail": "elsewhere@example.com", "callbackURL": callbackOf(srv)})
+	wantStatus(t, res, 200, "")
+	res, _ = confirm(t, anon, waitMail(t, smtp, old, 2).Token())
+	wantStatus(t, res, 200, "")
+	res, _ = confirm(t, anon, waitMail(t, smtp, "elsewhere@example.com", 1).Token())
+	wantStatus(t, res, 200, "")
+
+	if r := anon.Do("GET", resetLink, nil); r.Status != 302 || !strings.Contains(r.Header.Get("Location"), "error=INVALID_TOKEN") {
+		t.Fatalf("old reset link after the email change = %d %q", r.Status, r.Header.Get("Location"))
+	}
+	wantStatus(t, anon.Do("POST", "/api/auth/player/reset-password", map[string]any{"token": token, "newPassword": "the old inbox wins"}), 400, "INVALID_TOKEN")
+	wantStatus(t, signIn(t, srv, "elsewhere@example.com", apitest.DefaultPassword), 200, "")
+}
+
 // signIn signs in over HTTP with a fresh client.
 func signIn(t *testing.T, srv *apitest.Server, email, password string) *apitest.Response {
 	t.Helper()

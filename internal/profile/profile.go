@@ -168,9 +168,10 @@ type Tx interface {
 	NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error)
 	// EmailTaken reports whether another user of realm has email.
 	EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error)
-	// UpdateProfile, UpdateEmail (which also marks it verified) and
-	// SetPasswordHash return the account package's errors for taken
-	// nicknames and emails.
+	// UpdateProfile, UpdateEmail (which also marks it verified and
+	// deletes the password-reset and verification tokens mailed to the old
+	// address) and SetPasswordHash return the account package's errors for
+	// taken nicknames and emails.
 	UpdateProfile(ctx context.Context, userID uuid.UUID, name, nickname string, at time.Time) error
 	UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error
 	SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error

@@ -335,11 +335,18 @@ func (t *profileTx) UpdateProfile(ctx context.Context, userID uuid.UUID, name, n
 	return mapUserError(err)
 }
 
+// UpdateEmail also deletes the tokens mailed to the user's old address
+// (password reset, email verification): that inbox no longer speaks for
+// the account.
 func (t *profileTx) UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error {
 	_, err := t.tx.NewUpdate().Model((*userRow)(nil)).
 		Set("email = ?", email).Set("email_verified = ?", true).
 		Set("updated_at = ?", at.UTC()).Where("id = ?", userID).Exec(ctx)
-	return mapUserError(err)
+	if err != nil {
+		return mapUserError(err)
+	}
+	_, err = t.tx.NewDelete().Model((*authTokenRow)(nil)).Where("user_id = ?", userID).Exec(ctx)
+	return mapError(err)
 }
 
 func (t *profileTx) SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error {
