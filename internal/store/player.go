@@ -120,9 +120,9 @@ func (q playerQ) Profile(ctx context.Context, userID uuid.UUID) (*player.Profile
 
 func (q playerQ) Decks(ctx context.Context, userID uuid.UUID) ([]player.DeckRow, error) {
 	out := make([]player.DeckRow, 0, 8)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var d player.DeckRow
-		err := rows.Scan(&d.ID, &d.UserID, &d.Name, &d.Code, &d.Source, dbTime{&d.CreatedAt}, dbTime{&d.UpdatedAt})
+		err := rows.Scan(dbUUID{&d.ID}, dbUUID{&d.UserID}, &d.Name, &d.Code, &d.Source, dbTime{&d.CreatedAt}, dbTime{&d.UpdatedAt})
 		out = append(out, d)
 		return err
 	}, "SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID)
@@ -140,7 +140,7 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 
 func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
 	out := make([]player.Edge, 0, 16)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var e player.Edge
 		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
 		out = append(out, e)
@@ -154,12 +154,12 @@ func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, er
 // refDest lists the scan destinations of the columns id, nickname, name,
 // image of users.
 func refDest(p *player.PlayerRef) []any {
-	return []any{&p.ID, emptyString{&p.Nickname}, &p.Name, nullString{&p.Image}}
+	return []any{dbUUID{&p.ID}, emptyString{&p.Nickname}, &p.Name, nullString{&p.Image}}
 }
 
 // lobbyDest lists the scan destinations of lobbyColumns.
 func lobbyDest(l *player.LobbyRow) []any {
-	return []any{&l.ID, nullString{&l.JoinCode}, &l.QueueID, &l.Visibility, &l.Status, &l.HostID, &l.Capacity, &l.MemberCount,
+	return []any{dbUUID{&l.ID}, nullString{&l.JoinCode}, &l.QueueID, &l.Visibility, &l.Status, dbUUID{&l.HostID}, &l.Capacity, &l.MemberCount,
 		dbTime{&l.CreatedAt}, dbTime{&l.UpdatedAt}, dbTime{&l.ActiveAt}, nullTime{&l.ClosedAt}, &l.CloseReason}
 }
 
@@ -211,7 +211,7 @@ const lobbyColumns = "l.id, l.join_code, l.queue_id, l.visibility, l.status, l.h
 
 func (q playerQ) lobbyWhere(ctx context.Context, suffix, where string, args ...any) (*player.LobbyRow, error) {
 	var l *player.LobbyRow
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		l = &player.LobbyRow{}
 		return rows.Scan(lobbyDest(l)...)
 	}, "SELECT "+lobbyColumns+" FROM lobbies l WHERE "+where+suffix, args...)
@@ -231,9 +231,9 @@ func (q playerQ) LobbyByCode(ctx context.Context, code string) (*player.LobbyRow
 
 func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.MemberRow, error) {
 	out := make([]player.MemberRow, 0, 8)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var m player.MemberRow
-		err := rows.Scan(append(refDest(&m.Player), &m.LobbyID, &m.Ready, dbTime{&m.JoinedAt})...)
+		err := rows.Scan(append(refDest(&m.Player), dbUUID{&m.LobbyID}, &m.Ready, dbTime{&m.JoinedAt})...)
 		out = append(out, m)
 		return err
 	}, `SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
@@ -258,41 +258,29 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	}
 	args = append(args, f.Limit, f.Viewer)
 	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit)}
-	err := q.each(ctx, func(rows *sql.Rows) error {
-		var (
-			kind     string
-			l        player.LobbyRow
-			person   *uuid.UUID
-			nickname *string
-			name     *string
-			image    *string
-			ready    sql.NullBool
-			joined   *time.Time
-		)
-		err := rows.Scan(append(append([]any{&kind}, lobbyDest(&l)...),
-			nullUUID{&person}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})...)
-		if err != nil || person == nil {
+	// One set of destinations serves every row; each row is copied out.
+	var (
+		kind   string
+		l      player.LobbyRow
+		person player.PlayerRef
+		ready  sql.NullBool
+		joined time.Time
+	)
+	dest := append(append([]any{&kind}, lobbyDest(&l)...), dbUUID{&person.ID}, emptyString{&person.Nickname},
+		emptyString{&person.Name}, nullString{&person.Image}, &ready, dbTime{&joined})
+	err := q.each(ctx, func(rows rowScanner) error {
+		if err := rows.Scan(dest...); err != nil || person.ID == uuid.Nil {
 			return err
 		}
-		ref := player.PlayerRef{ID: *person, Image: image}
-		if nickname != nil {
-			ref.Nickname = *nickname
-		}
-		if name != nil {
-			ref.Name = *name
-		}
 		if kind == "listed" {
-			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: ref})
+			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: person})
 			return nil
 		}
 		if out.Current == nil {
-			out.Current = &l
+			current := l
+			out.Current = &current
 		}
-		m := player.MemberRow{LobbyID: l.ID, Player: ref, Ready: ready.Bool}
-		if joined != nil {
-			m.JoinedAt = *joined
-		}
-		out.Members = append(out.Members, m)
+		out.Members = append(out.Members, player.MemberRow{LobbyID: l.ID, Player: person, Ready: ready.Bool, JoinedAt: joined})
 		return nil
 	}, `SELECT 'listed' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
@@ -464,7 +452,7 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 func (q playerQ) PlayerState(ctx context.Context, userID uuid.UUID) (*player.PlayerState, error) {
 	st := &player.PlayerState{}
 	var found bool
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var (
 			kind                        string
 			catVersion, liveVersion     sql.NullInt64
@@ -610,7 +598,7 @@ func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.
 		l       *player.LobbyRow
 		members []player.MemberRow
 	)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var (
 			row      player.LobbyRow
 			id       *uuid.UUID
