@@ -250,7 +250,8 @@ type nullString struct{ s **string }
 func (n nullString) ScanText(v pgtype.Text) error {
 	*n.s = nil
 	if v.Valid {
-		*n.s = &v.String
+		s := v.String // a copy, so that only a value costs an allocation
+		*n.s = &s
 	}
 	return nil
 }
