@@ -245,19 +245,22 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 // BrowseLobbies reads the lobby browser in one statement: the joinable
 // lobbies, and the viewer's own lobby with its members. The first part
 // applies the visibility rule of player.Service.visible in SQL: open, not
-// idle, not full, public or hosted by a friend, no block either way, and
-// not the viewer's own lobby. The viewer's friends, blocks and lobby are
-// each read once (hashed subplans), so a lobby costs a few hash probes, and
-// hosts are joined only for the page returned.
+// idle, not full, public or hosted by a friend, and no block either way.
+// The viewer's friends and blocks are each read once (hashed subplans), so
+// a lobby costs a few hash probes, and hosts are joined only for the page
+// returned. The viewer's own lobby is not listed either; rather than a
+// third subplan, the page is read one lobby longer and the lobby of the
+// second part is dropped from it here.
 func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
-	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer, f.Viewer}
+	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
 	if f.Queue != "" {
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
 	}
-	args = append(args, f.Limit, f.Viewer)
-	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit)}
+	args = append(args, f.Limit+1, f.Viewer)
+	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit+1)}
+	var own uuid.UUID // the viewer's lobby, if any
 	// One set of destinations serves every row; each row is copied out.
 	var (
 		kind   string
@@ -269,11 +272,15 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	dest := append(append([]any{&kind}, lobbyDest(&l)...), dbUUID{&person.ID}, emptyString{&person.Nickname},
 		emptyString{&person.Name}, nullString{&person.Image}, &ready, dbTime{&joined})
 	err := q.each(ctx, func(rows rowScanner) error {
-		if err := rows.Scan(dest...); err != nil || person.ID == uuid.Nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		if kind == "listed" {
 			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: person})
+			return nil
+		}
+		own = l.ID
+		if person.ID == uuid.Nil {
 			return nil
 		}
 		if out.Current == nil {
@@ -288,8 +295,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
 				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
 			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
-			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')
-			AND l.id NOT IN (SELECT lobby_id FROM lobby_members WHERE user_id = ?)`+queue+`
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+`
 			ORDER BY l.created_at DESC, l.id LIMIT ?) l
 		JOIN users u ON u.id = l.host_id
 		UNION ALL
@@ -307,6 +313,8 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		}
 		return strings.Compare(a.ID.String(), b.ID.String())
 	})
+	out.Listings = slices.DeleteFunc(out.Listings, func(l player.LobbyListing) bool { return l.ID == own })
+	out.Listings = out.Listings[:min(len(out.Listings), f.Limit)]
 	slices.SortFunc(out.Members, func(a, b player.MemberRow) int {
 		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
 			return c
