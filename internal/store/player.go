@@ -209,6 +209,10 @@ func (q playerQ) MembershipOf(ctx context.Context, userID uuid.UUID) (*player.Me
 const lobbyColumns = "l.id, l.join_code, l.queue_id, l.visibility, l.status, l.host_id, l.capacity, l.member_count, " +
 	"l.created_at, l.updated_at, l.active_at, l.closed_at, l.close_reason"
 
+// listedColumns are lobbyColumns for a lobby listed to players outside it:
+// its join code stays in the database.
+var listedColumns = strings.Replace(lobbyColumns, "l.join_code", "NULL", 1)
+
 func (q playerQ) lobbyWhere(ctx context.Context, suffix, where string, args ...any) (*player.LobbyRow, error) {
 	var l *player.LobbyRow
 	err := q.each(ctx, func(rows rowScanner) error {
@@ -289,7 +293,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		}
 		out.Members = append(out.Members, player.MemberRow{LobbyID: l.ID, Player: person, Ready: ready.Bool, JoinedAt: joined})
 		return nil
-	}, `SELECT 'listed' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
+	}, `SELECT 'listed' AS kind, `+listedColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
 			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
