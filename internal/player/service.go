@@ -260,7 +260,8 @@ type LobbyBrowse struct {
 	Members []MemberRow
 }
 
-// LobbyListing is a lobby in a list, with its host.
+// LobbyListing is a lobby in a list, with its host. Its JoinCode is not
+// read: a listing is for players outside the lobby.
 type LobbyListing struct {
 	LobbyRow
 	Host PlayerRef

@@ -2,6 +2,7 @@ package player_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -148,6 +149,67 @@ func TestDisabledQueuesAndFriendsLobbies(t *testing.T) {
 	if pe == nil || pe.Code != platform.CodeValidation || len(pe.Details["fields"].(map[string]any)) != 2 {
 		t.Fatalf("two bad fields: %v", err)
 	}
+}
+
+// TestLobbyListPage checks the page of the lobby list: newest first, the
+// size asked for, and never the caller's own lobby, wherever it falls.
+func TestLobbyListPage(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+	create := func(host uuid.UUID) uuid.UUID {
+		t.Helper()
+		env.Clock.Advance(time.Second)
+		res, err := env.Players.CreateLobby(ctx, host, player.CreateLobbyInput{Queue: "custom-hosted", Visibility: player.VisibilityPublic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Lobby.ID
+	}
+	var lobbies []uuid.UUID // oldest first
+	for i := range 4 {
+		lobbies = append(lobbies, create(env.Player(t, "host"+string(rune('a'+i)))))
+	}
+	page := func(viewer uuid.UUID, limit int) ([]uuid.UUID, *uuid.UUID) {
+		t.Helper()
+		list, err := env.Players.Lobbies(ctx, viewer, player.LobbyQuery{Limit: &limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]uuid.UUID, len(list.Lobbies))
+		for i, l := range list.Lobbies {
+			ids[i] = l.ID
+		}
+		if list.Current == nil {
+			return ids, nil
+		}
+		return ids, &list.Current.ID
+	}
+	check := func(name string, viewer uuid.UUID, limit int, want []uuid.UUID, current *uuid.UUID) {
+		t.Helper()
+		got, cur := page(viewer, limit)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s, limit %d: listed %v, want %v", name, limit, got, want)
+		}
+		if (cur == nil) != (current == nil) || cur != nil && *cur != *current {
+			t.Errorf("%s, limit %d: current %v, want %v", name, limit, cur, current)
+		}
+	}
+	stranger := env.Player(t, "stranger")
+	check("outsider", stranger, 2, []uuid.UUID{lobbies[3], lobbies[2]}, nil)
+	check("outsider", stranger, 10, []uuid.UUID{lobbies[3], lobbies[2], lobbies[1], lobbies[0]}, nil)
+
+	// The caller's lobby is the newest, then in the middle of the page.
+	host := env.Player(t, "self")
+	own := create(host)
+	check("host of the newest", host, 2, []uuid.UUID{lobbies[3], lobbies[2]}, &own)
+	check("host of the newest", host, 4, []uuid.UUID{lobbies[3], lobbies[2], lobbies[1], lobbies[0]}, &own)
+	guest := env.Player(t, "guest")
+	if _, err := env.Players.JoinLobby(ctx, guest, player.JoinLobbyInput{LobbyID: &lobbies[2]}); err != nil {
+		t.Fatal(err)
+	}
+	check("member of the third newest", guest, 1, []uuid.UUID{own}, &lobbies[2])
+	check("member of the third newest", guest, 3, []uuid.UUID{own, lobbies[3], lobbies[1]}, &lobbies[2])
+	check("member of the third newest", guest, 5, []uuid.UUID{own, lobbies[3], lobbies[1], lobbies[0]}, &lobbies[2])
 }
 
 // TestListAgreesWithJoin checks that the SQL filter of the lobby list and

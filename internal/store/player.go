@@ -120,9 +120,9 @@ func (q playerQ) Profile(ctx context.Context, userID uuid.UUID) (*player.Profile
 
 func (q playerQ) Decks(ctx context.Context, userID uuid.UUID) ([]player.DeckRow, error) {
 	out := make([]player.DeckRow, 0, 8)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var d player.DeckRow
-		err := rows.Scan(&d.ID, &d.UserID, &d.Name, &d.Code, &d.Source, dbTime{&d.CreatedAt}, dbTime{&d.UpdatedAt})
+		err := rows.Scan(dbUUID{&d.ID}, dbUUID{&d.UserID}, &d.Name, &d.Code, &d.Source, dbTime{&d.CreatedAt}, dbTime{&d.UpdatedAt})
 		out = append(out, d)
 		return err
 	}, "SELECT id, user_id, name, code, source, created_at, updated_at FROM player_decks WHERE user_id = ? ORDER BY created_at, id", userID)
@@ -140,7 +140,7 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 
 func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
 	out := make([]player.Edge, 0, 16)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var e player.Edge
 		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
 		out = append(out, e)
@@ -154,12 +154,12 @@ func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, er
 // refDest lists the scan destinations of the columns id, nickname, name,
 // image of users.
 func refDest(p *player.PlayerRef) []any {
-	return []any{&p.ID, emptyString{&p.Nickname}, &p.Name, nullString{&p.Image}}
+	return []any{dbUUID{&p.ID}, emptyString{&p.Nickname}, &p.Name, nullString{&p.Image}}
 }
 
 // lobbyDest lists the scan destinations of lobbyColumns.
 func lobbyDest(l *player.LobbyRow) []any {
-	return []any{&l.ID, nullString{&l.JoinCode}, &l.QueueID, &l.Visibility, &l.Status, &l.HostID, &l.Capacity, &l.MemberCount,
+	return []any{dbUUID{&l.ID}, nullString{&l.JoinCode}, &l.QueueID, &l.Visibility, &l.Status, dbUUID{&l.HostID}, &l.Capacity, &l.MemberCount,
 		dbTime{&l.CreatedAt}, dbTime{&l.UpdatedAt}, dbTime{&l.ActiveAt}, nullTime{&l.ClosedAt}, &l.CloseReason}
 }
 
@@ -209,9 +209,13 @@ func (q playerQ) MembershipOf(ctx context.Context, userID uuid.UUID) (*player.Me
 const lobbyColumns = "l.id, l.join_code, l.queue_id, l.visibility, l.status, l.host_id, l.capacity, l.member_count, " +
 	"l.created_at, l.updated_at, l.active_at, l.closed_at, l.close_reason"
 
+// listedColumns are lobbyColumns for a lobby listed to players outside it:
+// its join code stays in the database.
+var listedColumns = strings.Replace(lobbyColumns, "l.join_code", "NULL", 1)
+
 func (q playerQ) lobbyWhere(ctx context.Context, suffix, where string, args ...any) (*player.LobbyRow, error) {
 	var l *player.LobbyRow
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		l = &player.LobbyRow{}
 		return rows.Scan(lobbyDest(l)...)
 	}, "SELECT "+lobbyColumns+" FROM lobbies l WHERE "+where+suffix, args...)
@@ -231,9 +235,9 @@ func (q playerQ) LobbyByCode(ctx context.Context, code string) (*player.LobbyRow
 
 func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.MemberRow, error) {
 	out := make([]player.MemberRow, 0, 8)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var m player.MemberRow
-		err := rows.Scan(append(refDest(&m.Player), &m.LobbyID, &m.Ready, dbTime{&m.JoinedAt})...)
+		err := rows.Scan(append(refDest(&m.Player), dbUUID{&m.LobbyID}, &m.Ready, dbTime{&m.JoinedAt})...)
 		out = append(out, m)
 		return err
 	}, `SELECT u.id, u.nickname, u.name, u.image, m.lobby_id, m.ready, m.joined_at
@@ -245,63 +249,57 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 // BrowseLobbies reads the lobby browser in one statement: the joinable
 // lobbies, and the viewer's own lobby with its members. The first part
 // applies the visibility rule of player.Service.visible in SQL: open, not
-// idle, not full, public or hosted by a friend, no block either way, and
-// not the viewer's own lobby. The viewer's friends, blocks and lobby are
-// each read once (hashed subplans), so a lobby costs a few hash probes, and
-// hosts are joined only for the page returned.
+// idle, not full, public or hosted by a friend, and no block either way.
+// The viewer's friends and blocks are each read once (hashed subplans), so
+// a lobby costs a few hash probes, and hosts are joined only for the page
+// returned. The viewer's own lobby is not listed either; rather than a
+// third subplan, the page is read one lobby longer and the lobby of the
+// second part is dropped from it here.
 func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
-	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer, f.Viewer}
+	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
 	if f.Queue != "" {
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
 	}
-	args = append(args, f.Limit, f.Viewer)
-	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit)}
-	err := q.each(ctx, func(rows *sql.Rows) error {
-		var (
-			kind     string
-			l        player.LobbyRow
-			person   *uuid.UUID
-			nickname *string
-			name     *string
-			image    *string
-			ready    sql.NullBool
-			joined   *time.Time
-		)
-		err := rows.Scan(append(append([]any{&kind}, lobbyDest(&l)...),
-			nullUUID{&person}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})...)
-		if err != nil || person == nil {
+	args = append(args, f.Limit+1, f.Viewer)
+	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit+1)}
+	var own uuid.UUID // the viewer's lobby, if any
+	// One set of destinations serves every row; each row is copied out.
+	var (
+		kind   string
+		l      player.LobbyRow
+		person player.PlayerRef
+		ready  sql.NullBool
+		joined time.Time
+	)
+	dest := append(append([]any{&kind}, lobbyDest(&l)...), dbUUID{&person.ID}, emptyString{&person.Nickname},
+		emptyString{&person.Name}, nullString{&person.Image}, &ready, dbTime{&joined})
+	err := q.each(ctx, func(rows rowScanner) error {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		ref := player.PlayerRef{ID: *person, Image: image}
-		if nickname != nil {
-			ref.Nickname = *nickname
-		}
-		if name != nil {
-			ref.Name = *name
-		}
 		if kind == "listed" {
-			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: ref})
+			out.Listings = append(out.Listings, player.LobbyListing{LobbyRow: l, Host: person})
+			return nil
+		}
+		own = l.ID
+		if person.ID == uuid.Nil {
 			return nil
 		}
 		if out.Current == nil {
-			out.Current = &l
+			current := l
+			out.Current = &current
 		}
-		m := player.MemberRow{LobbyID: l.ID, Player: ref, Ready: ready.Bool}
-		if joined != nil {
-			m.JoinedAt = *joined
-		}
-		out.Members = append(out.Members, m)
+		out.Members = append(out.Members, player.MemberRow{LobbyID: l.ID, Player: person, Ready: ready.Bool, JoinedAt: joined})
 		return nil
-	}, `SELECT 'listed' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
+	}, `SELECT 'listed' AS kind, `+listedColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
 			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
 				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
 			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
-			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')
-			AND l.id NOT IN (SELECT lobby_id FROM lobby_members WHERE user_id = ?)`+queue+`
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+`
 			ORDER BY l.created_at DESC, l.id LIMIT ?) l
 		JOIN users u ON u.id = l.host_id
 		UNION ALL
@@ -319,6 +317,8 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		}
 		return strings.Compare(a.ID.String(), b.ID.String())
 	})
+	out.Listings = slices.DeleteFunc(out.Listings, func(l player.LobbyListing) bool { return l.ID == own })
+	out.Listings = out.Listings[:min(len(out.Listings), f.Limit)]
 	slices.SortFunc(out.Members, func(a, b player.MemberRow) int {
 		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
 			return c
@@ -464,7 +464,7 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 func (q playerQ) PlayerState(ctx context.Context, userID uuid.UUID) (*player.PlayerState, error) {
 	st := &player.PlayerState{}
 	var found bool
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var (
 			kind                        string
 			catVersion, liveVersion     sql.NullInt64
@@ -610,7 +610,7 @@ func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.
 		l       *player.LobbyRow
 		members []player.MemberRow
 	)
-	err := q.each(ctx, func(rows *sql.Rows) error {
+	err := q.each(ctx, func(rows rowScanner) error {
 		var (
 			row      player.LobbyRow
 			id       *uuid.UUID

@@ -9,18 +9,86 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 )
 
 // The player routes are the hottest reads of the service, and bun's
 // reflective scanning cost as much CPU as the queries themselves, so these
-// reads go through database/sql directly and scan by hand.
+// reads bypass bun and scan by hand.
 
-// rows runs a read on the connection or transaction behind q. On
-// PostgreSQL the values travel as bind parameters, so pgx's per-connection
-// statement cache lets the server reuse the plan of each hot statement; on
-// SQLite bun inlines them, as every other query of the store does, so that
-// times are written in the one format stored values use.
+// rowScanner is one row of a read: *sql.Rows, or pgx.Rows on PostgreSQL.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// each runs a read and calls scan for every row.
+//
+// On PostgreSQL outside a transaction the read goes through pgx itself:
+// pgx decodes each binary column straight into the destinations below,
+// where database/sql would first box it into a driver.Value (a formatted
+// string for every UUID) and then convert that by reflection. A
+// transaction's connection is not reachable through database/sql, so reads
+// inside one take that road.
+func (q playerQ) each(ctx context.Context, scan func(rowScanner) error, query string, args ...any) error {
+	if db, ok := q.idb.(*bun.DB); ok && q.dialect == Postgres {
+		return eachPgx(ctx, db.DB, scan, numberPlaceholders(query), args)
+	}
+	rows, err := q.rows(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return mapError(rows.Err())
+}
+
+// eachPgx runs a read on a pooled connection's pgx.Conn. Like
+// database/sql's pgx driver, pgx prepares each statement once per
+// connection and binds the values as parameters.
+func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query string, args []any) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	defer conn.Close()
+	// pgx would send a uuid.UUID through its driver.Valuer, as text.
+	bound := make([]any, len(args))
+	for i, a := range args {
+		if id, ok := a.(uuid.UUID); ok {
+			a = pgtype.UUID{Bytes: id, Valid: true}
+		}
+		bound[i] = a
+	}
+	return conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: unexpected driver connection %T", driverConn)
+		}
+		rows, err := pc.Conn().Query(ctx, query, bound...)
+		if err != nil {
+			return mapError(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return mapError(rows.Err())
+	})
+}
+
+// rows runs a read through database/sql on the connection or transaction
+// behind q. On PostgreSQL the values travel as bind parameters, so the
+// server reuses the plan of each hot statement; on SQLite bun inlines
+// them, as every other query of the store does, so that times are written
+// in the one format stored values use.
 func (q playerQ) rows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if q.dialect == Postgres {
 		query = numberPlaceholders(query)
@@ -40,21 +108,6 @@ func (q playerQ) rows(ctx context.Context, query string, args ...any) (*sql.Rows
 		return nil, fmt.Errorf("store: unsupported handle %T", q.idb)
 	}
 	return rows, mapError(err)
-}
-
-// each runs a read and calls scan for every row.
-func (q playerQ) each(ctx context.Context, scan func(*sql.Rows) error, query string, args ...any) error {
-	rows, err := q.rows(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return mapError(rows.Err())
 }
 
 // numberPlaceholders turns ? into PostgreSQL's $1, $2, … The player
@@ -85,8 +138,36 @@ var timeLayouts = []string{
 	"2006-01-02 15:04:05.999999999",
 }
 
+// The destinations below implement both sql.Scanner and pgx's Scan*
+// interfaces for the binary format, so that one list of destinations
+// serves either road of each.
+
+// dbUUID scans a UUID, NULL as the zero UUID.
+type dbUUID struct{ id *uuid.UUID }
+
+func (d dbUUID) Scan(src any) error {
+	if src == nil {
+		*d.id = uuid.Nil // uuid.UUID.Scan would leave the old value
+		return nil
+	}
+	return d.id.Scan(src)
+}
+
+func (d dbUUID) ScanUUID(v pgtype.UUID) error {
+	*d.id = v.Bytes // the zero UUID when NULL
+	return nil
+}
+
 // dbTime scans a timestamp, NULL as the zero time, into a UTC time.
 type dbTime struct{ t *time.Time }
+
+func (d dbTime) ScanTimestamptz(v pgtype.Timestamptz) error {
+	*d.t = time.Time{}
+	if v.Valid {
+		*d.t = v.Time.UTC()
+	}
+	return nil
+}
 
 func (d dbTime) Scan(src any) error {
 	switch v := src.(type) {
@@ -117,6 +198,15 @@ func (d dbTime) parse(s string) error {
 // nullTime scans a nullable timestamp.
 type nullTime struct{ t **time.Time }
 
+func (n nullTime) ScanTimestamptz(v pgtype.Timestamptz) error {
+	*n.t = nil
+	if v.Valid {
+		t := v.Time.UTC()
+		*n.t = &t
+	}
+	return nil
+}
+
 func (n nullTime) Scan(src any) error {
 	if src == nil {
 		*n.t = nil
@@ -133,6 +223,15 @@ func (n nullTime) Scan(src any) error {
 // nullUUID scans a nullable UUID.
 type nullUUID struct{ id **uuid.UUID }
 
+func (n nullUUID) ScanUUID(v pgtype.UUID) error {
+	*n.id = nil
+	if v.Valid {
+		id := uuid.UUID(v.Bytes)
+		*n.id = &id
+	}
+	return nil
+}
+
 func (n nullUUID) Scan(src any) error {
 	var v uuid.NullUUID
 	if err := v.Scan(src); err != nil {
@@ -148,6 +247,15 @@ func (n nullUUID) Scan(src any) error {
 // nullString scans a nullable string into a pointer.
 type nullString struct{ s **string }
 
+func (n nullString) ScanText(v pgtype.Text) error {
+	*n.s = nil
+	if v.Valid {
+		s := v.String // a copy, so that only a value costs an allocation
+		*n.s = &s
+	}
+	return nil
+}
+
 func (n nullString) Scan(src any) error {
 	var v sql.NullString
 	if err := v.Scan(src); err != nil {
@@ -162,6 +270,11 @@ func (n nullString) Scan(src any) error {
 
 // emptyString scans a nullable string, NULL as "".
 type emptyString struct{ s *string }
+
+func (e emptyString) ScanText(v pgtype.Text) error {
+	*e.s = v.String
+	return nil
+}
 
 func (e emptyString) Scan(src any) error {
 	var v sql.NullString

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// The scan destinations are reused from row to row, so a NULL must clear
+// what the previous row left, whichever driver fills them.
+func TestScanDestinationsClearOnNull(t *testing.T) {
+	id := uuid.New()
+	now := time.Now()
+	s := "text"
+
+	u := id
+	if err := (dbUUID{&u}).Scan(nil); err != nil || u != uuid.Nil {
+		t.Errorf("dbUUID.Scan(nil) = %v, left %v", err, u)
+	}
+	u = id
+	if err := (dbUUID{&u}).ScanUUID(pgtype.UUID{}); err != nil || u != uuid.Nil {
+		t.Errorf("dbUUID.ScanUUID(NULL) = %v, left %v", err, u)
+	}
+	if err := (dbUUID{&u}).ScanUUID(pgtype.UUID{Bytes: id, Valid: true}); err != nil || u != id {
+		t.Errorf("dbUUID.ScanUUID(%v) = %v, got %v", id, err, u)
+	}
+
+	tm := now
+	if err := (dbTime{&tm}).ScanTimestamptz(pgtype.Timestamptz{}); err != nil || !tm.IsZero() {
+		t.Errorf("dbTime.ScanTimestamptz(NULL) = %v, left %v", err, tm)
+	}
+	local := now.In(time.FixedZone("x", 3600))
+	if err := (dbTime{&tm}).ScanTimestamptz(pgtype.Timestamptz{Time: local, Valid: true}); err != nil || !tm.Equal(now) || tm.Location() != time.UTC {
+		t.Errorf("dbTime.ScanTimestamptz(%v) = %v, got %v", local, err, tm)
+	}
+
+	tp := &now
+	if err := (nullTime{&tp}).ScanTimestamptz(pgtype.Timestamptz{}); err != nil || tp != nil {
+		t.Errorf("nullTime.ScanTimestamptz(NULL) = %v, left %v", err, tp)
+	}
+	up := &id
+	if err := (nullUUID{&up}).ScanUUID(pgtype.UUID{}); err != nil || up != nil {
+		t.Errorf("nullUUID.ScanUUID(NULL) = %v, left %v", err, up)
+	}
+	sp := &s
+	if err := (nullString{&sp}).ScanText(pgtype.Text{}); err != nil || sp != nil {
+		t.Errorf("nullString.ScanText(NULL) = %v, left %v", err, sp)
+	}
+	str := s
+	if err := (emptyString{&str}).ScanText(pgtype.Text{}); err != nil || str != "" {
+		t.Errorf("emptyString.ScanText(NULL) = %v, left %q", err, str)
+	}
+}
