@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -66,44 +65,18 @@ func statusOf(kind platform.Kind) int {
 	return http.StatusInternalServerError
 }
 
-// jsonAppender is a response body that appends its own JSON, the bytes
-// json.Marshal would write, for routes hot enough that encoding/json's
-// reflection shows (the lobby browser).
-type jsonAppender interface {
-	AppendJSON(b []byte) []byte
-}
-
-// bodyBuffers recycles the buffers that jsonAppender bodies are written
-// into; a Write does not keep the slice it is given.
-var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
 // respond writes v as JSON with the given status.
 func respond(w http.ResponseWriter, status int, v any) {
-	if a, ok := v.(jsonAppender); ok {
-		buf := bodyBuffers.Get().(*[]byte)
-		body := append(a.AppendJSON((*buf)[:0]), '\n')
-		writeJSON(w, status, body)
-		if cap(body) <= 256<<10 {
-			*buf = body[:0]
-			bodyBuffers.Put(buf)
-		}
-		return
-	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		// Only a programming error gets here; keep the error model anyway.
 		status = http.StatusInternalServerError
 		body = []byte(`{"code":"INTERNAL_ERROR","message":"internal error"}`)
 	}
-	writeJSON(w, status, append(body, '\n'))
-}
-
-// writeJSON sends a JSON body that ends in a newline.
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client went away; nothing to do
+	w.Write(append(body, '\n')) //nolint:errcheck // the client went away; nothing to do
 }
 
 // respondErr writes err in the error model. Expected errors show their
