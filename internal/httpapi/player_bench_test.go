@@ -67,10 +67,7 @@ func BenchmarkLobbyListHandler(b *testing.B) {
 			b.Fatal(res.Status)
 		}
 	}
-	h, err := srv.App.Handler()
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := srv.App.Handler()
 	req := httptest.NewRequest(http.MethodGet, "/api/player/lobbies", nil)
 	req.Header.Set("Cookie", srv.App.Auth.Cookies().SessionCookieName("player")+"="+srv.App.Auth.Cookies().Sign(me.Token))
 	b.ReportAllocs()
