@@ -245,7 +245,7 @@ func (s *Service) Lobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*Lobb
 // visible decides whether a non-member may see (and join) a lobby. A join
 // code opens any lobby; otherwise private lobbies are hidden, friends
 // lobbies show to the host's friends, and a block either way hides the
-// lobby as if it did not exist. The store's ListLobbies applies the same
+// lobby as if it did not exist. The store's BrowseLobbies applies the same
 // rule in SQL.
 func (s *Service) visible(ctx context.Context, r Reader, l *LobbyRow, playerID uuid.UUID, byCode bool) (bool, error) {
 	toHost, err := r.Edge(ctx, playerID, l.HostID)
