@@ -311,3 +311,43 @@ func TestRankedLobbiesNeedValidDecks(t *testing.T) {
 	expect(t, call(t, host.Client, "POST", "/api/player/decks/default", map[string]any{"deckId": decks.Decks[0].ID}), http.StatusOK, "")
 	expect(t, call(t, host.Client, "POST", lobbyPath(l, "ready"), map[string]any{"ready": true}), http.StatusOK, "")
 }
+
+// TestBlockHidesTheLobbyFromEveryRoute has a player who learnt the id of a
+// lobby before a block: every lobby route answers as for a lobby that does
+// not exist, whichever side blocked, while a member caught in the lobby by
+// the block can still leave it.
+func TestBlockHidesTheLobbyFromEveryRoute(t *testing.T) {
+	srv := newPlayerServer(t)
+	for _, blockerIsHost := range []bool{true, false} {
+		host, other, member := newPlayer(t, srv), newPlayer(t, srv), newPlayer(t, srv)
+		l := createLobby(t, host.Client, "custom-hosted", "public")
+		expect(t, call(t, other.Client, "GET", "/api/player/lobbies/"+l.ID.String(), nil), http.StatusOK, "")
+		expect(t, call(t, member.Client, "POST", "/api/player/lobbies/join", map[string]any{"lobbyId": l.ID}), http.StatusOK, "")
+		if blockerIsHost {
+			expect(t, act(t, host.Client, "block", other.User.Nickname), http.StatusOK, "")
+			expect(t, act(t, host.Client, "block", member.User.Nickname), http.StatusOK, "")
+		} else {
+			expect(t, act(t, other.Client, "block", host.User.Nickname), http.StatusOK, "")
+			expect(t, act(t, member.Client, "block", host.User.Nickname), http.StatusOK, "")
+		}
+		missing := &player.Lobby{LobbySummary: player.LobbySummary{ID: uuid.New()}}
+		for _, target := range []*player.Lobby{l, missing} {
+			for _, rt := range []struct {
+				path string
+				body any
+			}{
+				{lobbyPath(target, "ready"), map[string]any{"ready": true}},
+				{lobbyPath(target, "kick"), map[string]any{"playerId": host.User.ID}},
+				{lobbyPath(target, "start"), nil},
+				{lobbyPath(target, "close"), nil},
+				{lobbyPath(target, "leave"), nil},
+			} {
+				expect(t, call(t, other.Client, "POST", rt.path, rt.body), http.StatusNotFound, player.CodeLobbyNotFound)
+			}
+			expect(t, call(t, other.Client, "GET", "/api/player/lobbies/"+target.ID.String(), nil), http.StatusNotFound, player.CodeLobbyNotFound)
+		}
+		// The member the block caught inside still acts in it.
+		expect(t, call(t, member.Client, "POST", lobbyPath(l, "ready"), map[string]any{"ready": true}), http.StatusOK, "")
+		expect(t, call(t, member.Client, "POST", lobbyPath(l, "leave"), nil), http.StatusOK, "")
+	}
+}

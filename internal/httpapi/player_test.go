@@ -400,6 +400,10 @@ func TestSocialHiddenBlockAndErrors(t *testing.T) {
 	}
 	expect(t, act(t, a.Client, "request", a.User.Nickname), http.StatusBadRequest, player.CodeSocialSelf)
 	expect(t, act(t, a.Client, "request", "nobody-here"), http.StatusNotFound, player.CodePlayerNotFound)
+	// A target that cannot be a nickname names nobody, whatever bytes it holds.
+	for _, target := range []string{"ab\x00c", "\x00", "it's", strings.Repeat("x", 300), "päivi"} {
+		expect(t, act(t, a.Client, "request", target), http.StatusNotFound, player.CodePlayerNotFound)
+	}
 	expect(t, act(t, a.Client, "request", "0b7a4c8e-2f5d-4a51-9f3e-3c1d2b4a5e6f"), http.StatusNotFound, player.CodePlayerNotFound)
 	expect(t, act(t, a.Client, "hug", b.User.Nickname), http.StatusBadRequest, "VALIDATION_ERROR")
 	expect(t, act(t, a.Client, "request", ""), http.StatusBadRequest, "VALIDATION_ERROR")

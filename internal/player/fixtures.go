@@ -18,7 +18,8 @@ type FixtureDeck struct {
 
 // SeedPlayerTx gives a fixture player the starter decks and the fixture's
 // own decks, and makes the fixture's default deck the default. Decks the
-// player already has are left as they are.
+// player already has (a starter deck, say) are left as they are, but the
+// fixture's default still becomes the default.
 func (s *Service) SeedPlayerTx(ctx context.Context, tx Tx, cat *Catalog, playerID uuid.UUID, decks []FixtureDeck) error {
 	if err := s.grantStarterTx(ctx, tx, cat, playerID); err != nil {
 		return err
@@ -35,7 +36,16 @@ func (s *Service) SeedPlayerTx(ctx context.Context, tx Tx, cat *Catalog, playerI
 		row := &DeckRow{ID: uuid.New(), UserID: playerID, Name: d.Name, Code: code, Source: SourceFixture, CreatedAt: now, UpdatedAt: now}
 		switch err := tx.InsertDeck(ctx, row); {
 		case errors.Is(err, ErrDuplicate):
-			continue
+			if !d.Default {
+				continue
+			}
+			rows, err := tx.Decks(ctx, playerID)
+			if err != nil {
+				return err
+			}
+			if row = findDeck(rows, func(r DeckRow) bool { return r.Code == code }); row == nil {
+				return fmt.Errorf("fixture deck %q: code %s is taken but not among the player's decks", d.Name, code)
+			}
 		case err != nil:
 			return err
 		}

@@ -248,16 +248,9 @@ func (s *Service) Lobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*Lobb
 // lobby as if it did not exist. The store's BrowseLobbies applies the same
 // rule in SQL.
 func (s *Service) visible(ctx context.Context, r Reader, l *LobbyRow, playerID uuid.UUID, byCode bool) (bool, error) {
-	toHost, err := r.Edge(ctx, playerID, l.HostID)
-	if err != nil {
+	toHost, blocked, err := s.relationToHost(ctx, r, l, playerID)
+	if err != nil || blocked {
 		return false, err
-	}
-	fromHost, err := r.Edge(ctx, l.HostID, playerID)
-	if err != nil {
-		return false, err
-	}
-	if toHost == StateBlocked || fromHost == StateBlocked {
-		return false, nil
 	}
 	switch {
 	case byCode, l.Visibility == VisibilityPublic:
@@ -266,6 +259,20 @@ func (s *Service) visible(ctx context.Context, r Reader, l *LobbyRow, playerID u
 		return toHost == StateFriend, nil
 	}
 	return false, nil
+}
+
+// relationToHost returns the player's state towards the lobby's host and
+// whether either of them blocked the other.
+func (s *Service) relationToHost(ctx context.Context, r Reader, l *LobbyRow, playerID uuid.UUID) (string, bool, error) {
+	toHost, err := r.Edge(ctx, playerID, l.HostID)
+	if err != nil {
+		return "", false, err
+	}
+	fromHost, err := r.Edge(ctx, l.HostID, playerID)
+	if err != nil {
+		return "", false, err
+	}
+	return toHost, toHost == StateBlocked || fromHost == StateBlocked, nil
 }
 
 func (s *Service) summary(l *LobbyRow, host PlayerRef) LobbySummary {
@@ -634,6 +641,22 @@ func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
 		if err != nil {
 			return err
 		}
+		// A block hides the lobby from a non-member on every route, as it
+		// does from the list and from GET.
+		m, err := tx.MembershipOf(ctx, playerID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if m == nil || m.LobbyID != l.ID {
+			_, blocked, err := s.relationToHost(ctx, tx, l, playerID)
+			if err != nil {
+				return err
+			}
+			if blocked {
+				*after = errLobbyNotFound
+				return nil
+			}
+		}
 		if s.isIdle(l, now) {
 			if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now); err != nil {
 				return err
@@ -643,7 +666,7 @@ func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
 			return err
 		}
 		res = &LobbyResult{}
-		m, err := tx.MembershipOf(ctx, playerID)
+		m, err = tx.MembershipOf(ctx, playerID)
 		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
 			return nil
 		}

@@ -182,7 +182,8 @@ type SocialActionResult struct {
 	AllowedActions []string  `json:"allowedActions"`
 }
 
-// resolvePlayer finds a player by id or nickname.
+// resolvePlayer finds a player by id or nickname. A target that is neither
+// an id nor a well-formed nickname names nobody and is not looked up.
 func (s *Service) resolvePlayer(ctx context.Context, r Reader, target string) (*PlayerRef, error) {
 	target = strings.TrimSpace(target)
 	if target == "" {
@@ -190,12 +191,12 @@ func (s *Service) resolvePlayer(ctx context.Context, r Reader, target string) (*
 	}
 	var (
 		p   *PlayerRef
-		err error
+		err = ErrNotFound
 	)
 	if id, perr := uuid.Parse(target); perr == nil && len(target) == 36 {
 		p, err = r.PlayerByID(ctx, id)
-	} else {
-		p, err = r.PlayerByNickname(ctx, account.NicknameKey(account.NormalizeNickname(target)))
+	} else if nick := account.NormalizeNickname(target); account.ValidateNickname(nick) == nil {
+		p, err = r.PlayerByNickname(ctx, account.NicknameKey(nick))
 	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, platform.Errorf(platform.KindNotFound, CodePlayerNotFound, "No player %.40q", target)

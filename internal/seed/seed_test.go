@@ -391,3 +391,44 @@ func TestSeedHashesPasswordsWithoutFixtureHash(t *testing.T) {
 		t.Errorf("grace, whose fixture hash was used: %v", err)
 	}
 }
+
+// TestFixtureDefaultDeckThatIsAStarterDeck: a sample player's default deck
+// that is the same deck as a starter one is not stored twice, but it is
+// still their default.
+func TestFixtureDefaultDeckThatIsAStarterDeck(t *testing.T) {
+	ctx := context.Background()
+	env := playertest.New(t, playertest.Options{})
+	m := mapFS(t)
+	edit(t, m, seed.FileWorld, "    email: ken@example.test\n    password: development-only\n",
+		"    email: ken@example.test\n    password: development-only\n    decks:\n      - name: My Frost\n        default: true\n"+
+			"        cards: {arrow-tower: 2, frost-spire: 2, tesla-coil: 2, tar-pit: 3, snare: 2, shieldbearer: 2, rat-swarm: 1}\n")
+	set, ps := seed.Load(m)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if _, err := env.Seeder.Seed(ctx, set, seed.Options{World: true}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := env.Players.Decks(ctx, mustPlayer(t, env, "ken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := env.Players.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frost string
+	for _, d := range cat.StarterDecks {
+		if d.ID == "frost-control" {
+			frost = d.Code
+		}
+	}
+	if len(list.Decks) != len(cat.StarterDecks) {
+		t.Errorf("ken has %d decks, want the %d starter decks", len(list.Decks), len(cat.StarterDecks))
+	}
+	for _, d := range list.Decks {
+		if d.IsDefault != (d.Code == frost) {
+			t.Errorf("deck %s (%s): default %v; want the fixture's default, the Frost Control deck", d.Name, d.Code, d.IsDefault)
+		}
+	}
+}

@@ -328,8 +328,12 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	return out, nil
 }
 
+// EnsureProfiles inserts the missing rows in id order, the order
+// LockProfiles locks them in: on PostgreSQL an insert holds the new row
+// until commit, so two transactions inserting the same new rows in opposite
+// orders would deadlock.
 func (q playerQ) EnsureProfiles(ctx context.Context, now time.Time, ids ...uuid.UUID) error {
-	for _, id := range ids {
+	for _, id := range sortedIDs(ids) {
 		_, err := q.idb.NewRaw(`INSERT INTO player_profiles (user_id, starter_granted, created_at, updated_at)
 			VALUES (?, FALSE, ?, ?) ON CONFLICT (user_id) DO NOTHING`, id, now, now).Exec(ctx)
 		if err != nil {
@@ -345,11 +349,16 @@ func (q playerQ) LockProfiles(ctx context.Context, ids ...uuid.UUID) error {
 	if q.dialect != Postgres {
 		return nil
 	}
+	var got []uuid.UUID
+	err := q.idb.NewRaw("SELECT user_id FROM player_profiles WHERE user_id IN (?) ORDER BY user_id FOR UPDATE", bun.In(sortedIDs(ids))).Scan(ctx, &got)
+	return mapError(err)
+}
+
+// sortedIDs returns a sorted copy of ids.
+func sortedIDs(ids []uuid.UUID) []uuid.UUID {
 	sorted := slices.Clone(ids)
 	slices.SortFunc(sorted, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
-	var got []uuid.UUID
-	err := q.idb.NewRaw("SELECT user_id FROM player_profiles WHERE user_id IN (?) ORDER BY user_id FOR UPDATE", bun.In(sorted)).Scan(ctx, &got)
-	return mapError(err)
+	return sorted
 }
 
 func (q playerQ) GrantStarter(ctx context.Context, userID uuid.UUID, now time.Time) (bool, error) {
