@@ -62,9 +62,16 @@ func (o *Origins) Trusted(rawURL string) bool {
 }
 
 // requestOrigin returns the Origin header, or the origin of the Referer
-// when there is no Origin; "" when neither is usable.
+// when there is no Origin; "" when neither is usable. "null" is what
+// browsers send when they will not name the origin (sandboxed frames,
+// cross-origin redirect chains); as in better-auth it names nothing and
+// does not fall back to a Referer, which the same page controls.
 func requestOrigin(r *http.Request) string {
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+	switch origin := r.Header.Get("Origin"); origin {
+	case "null":
+		return ""
+	case "":
+	default:
 		return origin
 	}
 	if ref := r.Header.Get("Referer"); ref != "" {

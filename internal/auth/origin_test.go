@@ -68,6 +68,8 @@ func TestCheckOriginAndLogin(t *testing.T) {
 		{"POST cookie trusted origin", "POST", hdr{"Cookie": "a=b", "Origin": "http://localhost:8080"}, "", ""},
 		{"POST cookie no origin", "POST", hdr{"Cookie": "a=b"}, CodeMissingOrNullOrigin, CodeMissingOrNullOrigin},
 		{"POST cookie null origin", "POST", hdr{"Cookie": "a=b", "Origin": "null"}, CodeMissingOrNullOrigin, CodeMissingOrNullOrigin},
+		{"POST cookie null origin, trusted referer", "POST", hdr{"Cookie": "a=b", "Origin": "null", "Referer": "http://localhost:8080/page"}, CodeMissingOrNullOrigin, CodeMissingOrNullOrigin},
+		{"null origin with fetch metadata", "POST", hdr{"Origin": "null", "Sec-Fetch-Mode": "cors", "Referer": "http://localhost:8080/"}, "", CodeMissingOrNullOrigin},
 		{"POST cookie foreign origin", "POST", hdr{"Cookie": "a=b", "Origin": "http://evil.example"}, CodeInvalidOrigin, CodeInvalidOrigin},
 		{"POST cookie trusted referer", "POST", hdr{"Cookie": "a=b", "Referer": "http://localhost:8080/page?x"}, "", ""},
 		{"POST cookie foreign referer", "POST", hdr{"Cookie": "a=b", "Referer": "http://evil.example/"}, CodeInvalidOrigin, CodeInvalidOrigin},
