@@ -460,8 +460,10 @@ func (c *Content) index() *Catalog {
 func NewCatalog(c *Content, head CatalogHead) (*Catalog, error) {
 	cat := c.index()
 	cat.Version, cat.ETag, cat.PublishedAt = head.Version, head.ETag, head.PublishedAt.UTC()
-	cat.Towers = nonNil(cat.Towers)
-	cat.Traps = nonNil(cat.Traps)
+	// Towers and traps are normalised element by element, so on copies: c
+	// is read concurrently (two seeders validating one fixture set).
+	cat.Towers = nonNil(slices.Clone(cat.Towers))
+	cat.Traps = nonNil(slices.Clone(cat.Traps))
 	cat.Units = nonNil(cat.Units)
 	cat.Cards = nonNil(cat.Cards)
 	for i := range cat.Towers {
