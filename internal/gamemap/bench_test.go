@@ -2,27 +2,13 @@ package gamemap
 
 import (
 	"encoding/json"
-	"runtime"
 	"testing"
+
+	"github.com/towerdefence/platformctl/internal/benchcpu"
 )
 
-// cpuTime reports, besides wall time, the CPU time of the benchmark's own
-// thread per operation as cpu-ns/op, which stays meaningful on a shared
-// machine where other processes take turns on the cores. Use as
-// defer cpuTime(b)().
-func cpuTime(b *testing.B) func() {
-	runtime.LockOSThread()
-	start, ok := threadCPU()
-	return func() {
-		if end, ok2 := threadCPU(); ok && ok2 && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-		}
-		runtime.UnlockOSThread()
-	}
-}
-
 func benchSeeds(b *testing.B, size Size, f func(seed uint64)) {
-	defer cpuTime(b)()
+	defer benchcpu.Report(b)()
 	seed := uint64(0)
 	for b.Loop() {
 		f(seed)
@@ -47,7 +33,7 @@ func BenchmarkAnalyze(b *testing.B) {
 				layouts[i] = Generate(size, uint64(i))
 			}
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			i := 0
 			for b.Loop() {
 				Analyze(layouts[i%len(layouts)])
@@ -62,7 +48,7 @@ func BenchmarkEncodeJSON(b *testing.B) {
 		b.Run(string(size), func(b *testing.B) {
 			l := Generate(size, 1)
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				if _, err := json.Marshal(l); err != nil {
 					b.Fatal(err)
@@ -96,7 +82,7 @@ func BenchmarkPlacementCheck(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			i := 0
 			for b.Loop() {
 				st.Check(probes[i%len(probes)])
@@ -124,7 +110,7 @@ func BenchmarkPlacementCheckLaneCells(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			i := 0
 			for b.Loop() {
 				st.Check(probes[i%len(probes)])
@@ -138,7 +124,7 @@ func BenchmarkValidatePlacement(b *testing.B) {
 	l := Generate(Long, 3)
 	p := Placement{Trap, l.Lanes[0].Cells[len(l.Lanes[0].Cells)/2]}
 	b.ReportAllocs()
-	defer cpuTime(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		_ = ValidatePlacement(l, nil, p)
 	}
@@ -149,7 +135,7 @@ func BenchmarkNewBoard(b *testing.B) {
 		b.Run(string(size), func(b *testing.B) {
 			l := Generate(size, 3)
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				if _, err := NewBoard(l); err != nil {
 					b.Fatal(err)
@@ -167,7 +153,7 @@ func BenchmarkDecodeJSON(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				var l MapLayout
 				if err := json.Unmarshal(data, &l); err != nil {

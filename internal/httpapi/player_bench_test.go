@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/benchcpu"
 )
 
 // BenchmarkPlayerRoutes drives GET /api/player/lobbies and
@@ -71,7 +72,7 @@ func BenchmarkLobbyListHandler(b *testing.B) {
 	req := httptest.NewRequest(http.MethodGet, "/api/player/lobbies", nil)
 	req.Header.Set("Cookie", srv.App.Auth.Cookies().SessionCookieName("player")+"="+srv.App.Auth.Cookies().Sign(me.Token))
 	b.ReportAllocs()
-	defer cpuTime(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package httpapi_test
+package benchcpu
 
 import "time"
 

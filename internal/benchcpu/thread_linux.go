@@ -1,4 +1,4 @@
-package gamemap
+package benchcpu
 
 import (
 	"syscall"

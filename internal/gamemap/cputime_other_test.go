@@ -1,8 +1,0 @@
-//go:build !linux
-
-package gamemap
-
-import "time"
-
-// threadCPU is only measured on Linux.
-func threadCPU() (time.Duration, bool) { return 0, false }
