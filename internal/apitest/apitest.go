@@ -32,7 +32,7 @@ type Server struct {
 	URL    string
 	App    *app.App
 	Config *config.Config
-	logs   *syncBuffer
+	logs   *LogBuffer
 }
 
 // Option adjusts the environment a test server is configured from,
@@ -73,7 +73,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 		ln.Close()
 		tb.Fatalf("test config: %v", err)
 	}
-	logs := &syncBuffer{}
+	logs := &LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	a, err := app.New(ctx, cfg, log, platform.Build{Version: "test", Commit: "test", Date: "2026-01-01T00:00:00Z"})
@@ -211,19 +211,20 @@ func (c *Client) Send(req *http.Request) *Response {
 	return r
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
+// LogBuffer is a goroutine-safe sink for a server's log or a child
+// process's output.
+type LogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

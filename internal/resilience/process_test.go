@@ -2,7 +2,6 @@ package resilience_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +53,7 @@ type serveProc struct {
 	cmd  *exec.Cmd
 	URL  string
 	env  map[string]string
-	logs *lockedBuffer
+	logs *apitest.LogBuffer
 	done chan struct{}
 	err  error
 }
@@ -89,7 +87,7 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 	for k, v := range full {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &serveProc{t: t, cmd: cmd, URL: "http://" + addr, env: full, logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &serveProc{t: t, cmd: cmd, URL: "http://" + addr, env: full, logs: &apitest.LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout = p.logs
 	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
@@ -214,22 +212,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// lockedBuffer collects a child's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
