@@ -16,8 +16,8 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
-	mux.Handle("GET /api/openapi.json", handleOpenAPI(d.Log))
-	mux.Handle("GET /api/schemas", handleSchemaIndex(d.Log))
+	mux.Handle("GET /api/openapi.json", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.openapi }))
+	mux.Handle("GET /api/schemas", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.schemas.index }))
 	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log))
 
 	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))

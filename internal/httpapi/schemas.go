@@ -130,18 +130,6 @@ func rewriteRefs(v any) any {
 	return v
 }
 
-func handleSchemaIndex(log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		docs, err := apiDocs()
-		if err != nil {
-			respondErr(w, r, log, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(docs.schemas.index) //nolint:errcheck // the client went away
-	})
-}
-
 // handleSchema serves /api/schemas/{name}.json (the suffix is optional).
 func handleSchema(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

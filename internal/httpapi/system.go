@@ -31,7 +31,9 @@ func handleMeta(sys *system.Service) http.Handler {
 	})
 }
 
-func handleOpenAPI(log *slog.Logger) http.Handler {
+// handleAPIDocument serves one of the API documents (the OpenAPI
+// document, the index of the JSON Schemas), built on first request.
+func handleAPIDocument(log *slog.Logger, pick func(*documents) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		docs, err := apiDocs()
 		if err != nil {
@@ -39,6 +41,6 @@ func handleOpenAPI(log *slog.Logger) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(docs.openapi) //nolint:errcheck // the client went away
+		w.Write(pick(docs)) //nolint:errcheck // the client went away
 	})
 }
