@@ -106,8 +106,7 @@ type statusResponse struct {
 func remember(v *bool) bool { return v == nil || *v }
 
 func (d Deps) client(r *http.Request) auth.Client {
-	var proxies = d.Config.TrustedProxies
-	return auth.Client{IPAddress: clientIP(r, proxies), UserAgent: r.UserAgent()}
+	return auth.Client{IPAddress: clientIP(r, d.Config.TrustedProxies), UserAgent: r.UserAgent()}
 }
 
 // checkOrigin refuses a state-changing request that carries cookies from an
