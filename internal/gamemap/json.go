@@ -77,7 +77,8 @@ func decodeAny(data []byte) (any, error) {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return nil, fmt.Errorf("%s: %s", position(data, int(syn.Offset)), strings.TrimPrefix(syn.Error(), "json: "))
+		// Offset counts the bytes read, the offending one included.
+		return nil, fmt.Errorf("%s: %s", position(data, int(syn.Offset)-1), strings.TrimPrefix(syn.Error(), "json: "))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, fmt.Errorf("%s: the JSON ends too early (a truncated file?)", position(data, len(data)))
 	case err != nil:
