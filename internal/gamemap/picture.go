@@ -199,7 +199,7 @@ func picture(l MapLayout, placements []Placement) (*scene, error) {
 	s.rect(ox, oy, W, H, colorBoard)
 	b.drawCells(s, ox, oy)
 	s.grid(ox, oy, l.Width, l.Height)
-	b.drawZoneIDs(s, ox, oy)
+	b.drawZoneIDs(s, ox, oy, placements)
 	b.drawFootprints(s, ox, oy)
 	drawPlacements(s, b, ox, oy, placements)
 	drawLegend(s, legend, ox, oy+H+legendGap, s.w-ox-marginRight)
@@ -274,8 +274,13 @@ func (b *board) drawCells(s *scene, ox, oy float64) {
 }
 
 // drawZoneIDs writes each build zone's id on the zone cell nearest its
-// centre (ties broken row-major), so the label sits inside the zone.
-func (b *board) drawZoneIDs(s *scene, ox, oy float64) {
+// centre (ties broken row-major), so the label sits inside the zone, and
+// never under a placement.
+func (b *board) drawZoneIDs(s *scene, ox, oy float64, placements []Placement) {
+	taken := map[GridPoint]bool{}
+	for _, p := range placements {
+		taken[p.Cell] = true
+	}
 	for zi, z := range b.l.BuildZones {
 		var sx, sy, n int
 		for _, c := range z.Cells {
@@ -283,12 +288,9 @@ func (b *board) drawZoneIDs(s *scene, ox, oy float64) {
 				sx, sy, n = sx+c.X, sy+c.Y, n+1
 			}
 		}
-		if n == 0 {
-			continue
-		}
 		best, bestD := GridPoint{}, -1
 		for _, c := range z.Cells {
-			if i, ok := b.index(c); !ok || b.build[i] != zi || len(b.lanes[i]) > 0 {
+			if i, ok := b.index(c); !ok || b.build[i] != zi || len(b.lanes[i]) > 0 || taken[c] {
 				continue
 			}
 			dx, dy := c.X*n-sx, c.Y*n-sy
@@ -296,7 +298,9 @@ func (b *board) drawZoneIDs(s *scene, ox, oy float64) {
 				best, bestD = c, d
 			}
 		}
-		s.text(ox+float64(best.X)+0.5, oy+float64(best.Y)+0.5, strconv.Itoa(z.ID), sizeLabel, 0, true, colorZoneID)
+		if bestD >= 0 {
+			s.text(ox+float64(best.X)+0.5, oy+float64(best.Y)+0.5, strconv.Itoa(z.ID), sizeLabel, 0, true, colorZoneID)
+		}
 	}
 }
 
