@@ -21,45 +21,52 @@ import (
 // Analyze judges the layout.
 func ParseLayout(data []byte) (MapLayout, error) {
 	var l MapLayout
-	err := parseStrict(data, &l, "a layout", '{', `one JSON object like {"version":1,"size":"short",...}`)
-	return l, err
+	if err := parseStrict(data, &l, "a layout", '{', `one JSON object like {"version":1,"size":"short",...}`); err != nil {
+		return MapLayout{}, err
+	}
+	return l, nil
 }
 
 // ParsePlacements decodes a list of placements, like
 // [{"kind":"trap","cell":{"x":5,"y":7}}], as strictly as ParseLayout.
 func ParsePlacements(data []byte) ([]Placement, error) {
 	var ps []Placement
-	err := parseStrict(data, &ps, "a list of placements", '[', `a JSON array like [{"kind":"trap","cell":{"x":5,"y":7}}]`)
-	return ps, err
+	if err := parseStrict(data, &ps, "a list of placements", '[', `a JSON array like [{"kind":"trap","cell":{"x":5,"y":7}}]`); err != nil {
+		return nil, err
+	}
+	return ps, nil
 }
 
-// parseStrict decodes data into v (a pointer) after checking its shape
-// against v's type. what names the document in errors; open is the byte
-// the document must start with; shape describes the document for people.
+// parseStrict decodes data into v (a pointer) strictly. what names the
+// document in errors; open is the byte the document must start with;
+// shape describes the document for people. encoding/json with unknown
+// fields disallowed decides (quickly) what is accepted; only a refused
+// document is walked again to say where and why in a designer's terms.
 func parseStrict(data []byte, v any, what string, open byte, shape string) error {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return fmt.Errorf("the input is empty; %s is %s", what, shape)
 	}
-	if trimmed[0] != open && trimmed[0] != '{' && trimmed[0] != '[' {
-		if _, err := decodeAny(data); err != nil {
-			return err
-		}
-	}
 	if trimmed[0] != open {
+		if _, err := decodeAny(data); err != nil {
+			return err // broken JSON: say where first
+		}
 		return fmt.Errorf("the input holds %s, not %s; %s is %s", jsonKind(trimmed[0]), what, what, shape)
 	}
-	tree, err := decodeAny(data)
-	if err != nil {
-		return err
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && !dec.More() {
+		return nil
 	}
-	if err := checkShape(tree, reflect.TypeOf(v).Elem(), ""); err != nil {
-		return err
+	tree, explained := decodeAny(data)
+	if explained == nil {
+		explained = checkShape(tree, reflect.TypeOf(v).Elem(), "")
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decode %s: %w", what, err) // the shape check should have caught it
+	if explained != nil {
+		return explained
 	}
-	return nil
+	return fmt.Errorf("decode %s: %w", what, err) // a refusal the shape check does not know
 }
 
 // decodeAny decodes one JSON value, reporting syntax errors and trailing
