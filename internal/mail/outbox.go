@@ -26,10 +26,17 @@ type OutboxStore interface {
 	// GetMail returns the message and its attempts, oldest first, or a
 	// NOT_FOUND error.
 	GetMail(ctx context.Context, id uuid.UUID) (*Message, []Attempt, error)
-	// RetryMail makes a failed, unexpired message due now and records e in
-	// the same transaction. It returns false when the message is no longer
-	// in that state.
-	RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error)
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// Tx is the transaction a support retry runs in.
+type Tx interface {
+	// RequeueFailed makes a message due at now if it is still failed, its
+	// link unexpired at now and its payload kept, and reports whether it
+	// was.
+	RequeueFailed(ctx context.Context, id uuid.UUID, now time.Time) (bool, error)
+	InsertAudit(ctx context.Context, e *audit.Entry) error
 }
 
 // Outbox is the support view of the outbox: list, inspect, retry. Every
@@ -92,7 +99,14 @@ func (o *Outbox) Retry(ctx context.Context, actor, reason string, id uuid.UUID) 
 	}
 	entry := &audit.Entry{At: now, Actor: actor, Action: "mail.retry", Target: id.String(), Reason: reason,
 		Details: map[string]string{"template": string(m.Template), "previousError": m.LastError}}
-	ok, err := o.store.RetryMail(ctx, id, now, entry)
+	ok := false
+	err = o.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		if ok, err = tx.RequeueFailed(ctx, id, now); err != nil || !ok {
+			return err
+		}
+		return tx.InsertAudit(ctx, entry)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("retry mail: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -120,9 +119,9 @@ func (s *MailStore) ClaimMail(ctx context.Context, worker string, now time.Time,
 		lock = "FOR UPDATE SKIP LOCKED"
 	}
 	var claim *mail.Claim
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		var row mailRow
-		err := tx.NewRaw(`UPDATE mail_outbox
+		err := tx.idb.NewRaw(`UPDATE mail_outbox
 			SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
 			    next_attempt_at = ?, updated_at = ?
 			WHERE id = (
@@ -142,13 +141,13 @@ func (s *MailStore) ClaimMail(ctx context.Context, worker string, now time.Time,
 		}
 		// An attempt still marked as sending belongs to a worker whose
 		// lease lapsed: it died or hung. Say so in the attempt log.
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+		if _, err := tx.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
 			WHERE message_id = ? AND outcome = ?`,
 			mail.OutcomeAbandoned, now, "lease lapsed; another worker took over", row.ID, mail.OutcomeSending).Exec(ctx); err != nil {
 			return err
 		}
 		att := &mailAttemptRow{MessageID: row.ID, Attempt: row.Attempts, Worker: worker, StartedAt: now, Outcome: string(mail.OutcomeSending)}
-		if _, err := tx.NewInsert().Model(att).Exec(ctx); err != nil {
+		if _, err := tx.idb.NewInsert().Model(att).Exec(ctx); err != nil {
 			return err
 		}
 		claim = &mail.Claim{
@@ -180,8 +179,8 @@ func (s *MailStore) FinishMail(ctx context.Context, c *mail.Claim, r mail.Result
 		return fmt.Errorf("finish mail: unexpected outcome %q", r.Outcome)
 	}
 	lost := false
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
+	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if _, err := tx.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
 			WHERE message_id = ? AND attempt = ?`,
 			r.Outcome, at, r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt).Exec(ctx); err != nil {
 			return err
@@ -190,7 +189,7 @@ func (s *MailStore) FinishMail(ctx context.Context, c *mail.Claim, r mail.Result
 		if !keepPayload {
 			payload = "NULL"
 		}
-		res, err := tx.NewRaw(`UPDATE mail_outbox
+		res, err := tx.idb.NewRaw(`UPDATE mail_outbox
 			SET status = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
 			    last_error = ?, updated_at = ?, sent_at = ?, payload = `+payload+`
 			WHERE id = ? AND status = 'sending' AND lease_owner = ? AND attempts = ?`,
@@ -218,16 +217,16 @@ func (s *MailStore) FinishMail(ctx context.Context, c *mail.Claim, r mail.Result
 func (s *MailStore) ExpireMail(ctx context.Context, now time.Time) (int, error) {
 	now = now.UTC()
 	var expired int64
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		// Live messages past their link's expiry; a sending one only once
 		// its lease has lapsed, so a worker mid-attempt is not overtaken.
 		const due = `expires_at <= ? AND (status = 'pending' OR (status = 'sending' AND next_attempt_at <= ?))`
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+		if _, err := tx.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
 			WHERE outcome = ? AND message_id IN (SELECT id FROM mail_outbox WHERE `+due+`)`,
 			mail.OutcomeAbandoned, now, "lease lapsed; message expired", mail.OutcomeSending, now, now).Exec(ctx); err != nil {
 			return err
 		}
-		res, err := tx.NewRaw(`UPDATE mail_outbox
+		res, err := tx.idb.NewRaw(`UPDATE mail_outbox
 			SET status = 'expired', payload = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?,
 			    last_error = CASE WHEN last_error = '' THEN 'the link expired before the message could be delivered' ELSE last_error END
 			WHERE `+due, now, now, now).Exec(ctx)
@@ -239,7 +238,7 @@ func (s *MailStore) ExpireMail(ctx context.Context, now time.Time) (int, error) 
 		}
 		// A failed message can be retried only while its link works; after
 		// that its payload is dead weight and a liability.
-		_, err = tx.NewRaw(`UPDATE mail_outbox SET payload = NULL
+		_, err = tx.idb.NewRaw(`UPDATE mail_outbox SET payload = NULL
 			WHERE status = 'failed' AND expires_at <= ? AND payload IS NOT NULL`, now).Exec(ctx)
 		return err
 	})
@@ -305,28 +304,29 @@ func (s *MailStore) GetMail(ctx context.Context, id uuid.UUID) (*mail.Message, [
 	return &m, out, nil
 }
 
-// RetryMail implements mail.OutboxStore.
-func (s *MailStore) RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error) {
+// InTx implements mail.OutboxStore.
+func (s *MailStore) InTx(ctx context.Context, fn func(ctx context.Context, tx mail.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
+}
+
+// RequeueFailed implements mail.Tx. The conditions are checked again on
+// the row as it is now, so a message that changed since the caller looked
+// is left alone.
+func (t Tx) RequeueFailed(ctx context.Context, id uuid.UUID, now time.Time) (bool, error) {
 	now = now.UTC()
-	ok := false
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?, updated_at = ?
-			WHERE id = ? AND status = 'failed' AND expires_at > ? AND payload IS NOT NULL`,
-			now, now, id, now).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
-			return err
-		}
-		ok = true
-		return insertAudit(ctx, tx, e)
-	})
+	res, err := t.idb.NewRaw(`UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?, updated_at = ?
+		WHERE id = ? AND status = 'failed' AND expires_at > ? AND payload IS NOT NULL`,
+		now, now, id, now).Exec(ctx)
 	if err != nil {
-		return false, mapError(fmt.Errorf("retry mail: %w", err))
+		return false, mapError(err)
 	}
-	return ok, nil
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// EnqueueMail implements the enqueue-mail step of every service's Tx.
+func (t Tx) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
+	return enqueueMailTx(ctx, t.idb, m)
 }
 
 func truncate(s string, n int) string {
