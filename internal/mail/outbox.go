@@ -30,8 +30,34 @@ type OutboxStore interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
-// Tx is the transaction a support retry runs in.
+// Tx is the transaction the worker's claims, results and expiries and a
+// support retry run in. Each method is one step over the outbox; the
+// rules that combine them are this package's.
 type Tx interface {
+	// ClaimDue leases the oldest due message to worker until until and
+	// counts the attempt; nil when nothing is due. Due means pending and
+	// past its retry time, or sending with a lapsed lease (its worker
+	// died), and not yet expired at now. Concurrent claimers never get the
+	// same message.
+	ClaimDue(ctx context.Context, worker string, now, until time.Time) (*Claim, error)
+	// AbandonAttempts ends the attempts of message id still marked as
+	// sending with outcome abandoned and reason.
+	AbandonAttempts(ctx context.Context, id uuid.UUID, at time.Time, reason string) error
+	// InsertAttempt records the start of c's attempt.
+	InsertAttempt(ctx context.Context, c *Claim) error
+	// FinishAttempt records how c's attempt ended.
+	FinishAttempt(ctx context.Context, c *Claim, r Result) error
+	// SettleMail writes s to c's message if c's claim still holds, and
+	// reports whether it did.
+	SettleMail(ctx context.Context, c *Claim, s Settlement) (bool, error)
+	// ExpireDue marks expired the live messages past their expiry at now
+	// (a sending one only once its lease has lapsed), drops their
+	// payloads and abandons their open attempts. It returns how many.
+	ExpireDue(ctx context.Context, now time.Time) (int, error)
+	// DropDeadPayloads drops the payloads of failed messages past their
+	// expiry at now.
+	DropDeadPayloads(ctx context.Context, now time.Time) error
+
 	// RequeueFailed makes a message due at now if it is still failed, its
 	// link unexpired at now and its payload kept, and reports whether it
 	// was.
