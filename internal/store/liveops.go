@@ -54,10 +54,10 @@ func (s *LiveOpsStore) InTx(ctx context.Context, fn func(ctx context.Context, tx
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
-// LockPublications implements liveops.Tx. Publishers hold the advisory
-// lock fixture seeding holds (seedLockKey) on PostgreSQL, and the write
-// lock SQLite's IMMEDIATE transactions take up front, so operators and
-// the seeder take turns and the newest version cannot move between
+// LockPublications implements liveops.Tx and seed.Tx. Live-ops
+// publishers and the fixture seeder hold the advisory lock seedLockKey on
+// PostgreSQL, and the write lock SQLite's IMMEDIATE transactions take up
+// front, so they take turns and the newest version cannot move between
 // reading it and inserting the next one.
 func (t Tx) LockPublications(ctx context.Context) error {
 	return t.advisoryLock(ctx, seedLockKey)

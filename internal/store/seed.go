@@ -29,16 +29,9 @@ func (s *SeedStore) Ledger(ctx context.Context) (map[string]string, error) {
 	return s.db.on(s.db.bun).Ledger(ctx)
 }
 
-// InSeedTx implements seed.Store. On PostgreSQL a transaction-scoped
-// advisory lock makes concurrent seeders take turns; SQLite's IMMEDIATE
-// transactions already do.
-func (s *SeedStore) InSeedTx(ctx context.Context, fn func(ctx context.Context, tx seed.Tx) error) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		if err := tx.advisoryLock(ctx, seedLockKey); err != nil {
-			return err
-		}
-		return fn(ctx, tx)
-	})
+// InTx implements seed.Store.
+func (s *SeedStore) InTx(ctx context.Context, fn func(ctx context.Context, tx seed.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
 // The seeding steps of seed.Tx.
