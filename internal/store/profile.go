@@ -178,29 +178,28 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 	return wait, nil
 }
 
-// Prune implements profile.Store.
-func (s *ProfileStore) Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error) {
-	var deleted int64
-	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		if _, err := tx.idb.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
-			Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, staleBefore.UTC()).
-			Exec(ctx); err != nil {
-			return err
-		}
-		res, err := tx.idb.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", deleteBefore.UTC()).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if deleted, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		_, err = tx.idb.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", eventsBefore.UTC()).Exec(ctx)
-		return err
-	})
+// DropStalePasswordHashes implements profile.Tx.
+func (t Tx) DropStalePasswordHashes(ctx context.Context, before time.Time) error {
+	_, err := t.idb.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
+		Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, before.UTC()).
+		Exec(ctx)
+	return mapError(err)
+}
+
+// DeleteChanges implements profile.Tx.
+func (t Tx) DeleteChanges(ctx context.Context, before time.Time) (int, error) {
+	res, err := t.idb.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", before.UTC()).Exec(ctx)
 	if err != nil {
-		return 0, mapError(fmt.Errorf("prune profile changes: %w", err))
+		return 0, mapError(err)
 	}
-	return int(deleted), nil
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// DeleteRateEvents implements profile.Tx.
+func (t Tx) DeleteRateEvents(ctx context.Context, before time.Time) error {
+	_, err := t.idb.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", before.UTC()).Exec(ctx)
+	return mapError(err)
 }
 
 // The steps of profile.Tx.
