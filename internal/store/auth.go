@@ -92,18 +92,20 @@ func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
 // bound.
 func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string) (*auth.Session, *account.User, error) {
 	var r lookupRow
-	found := false
-	scan := func(row rowScanner) error {
-		found = true
-		return row.Scan(r.dest()...)
-	}
 	var err error
 	if s.db.dialect == Postgres {
-		err = eachPgx(ctx, s.db.bun.DB, scan, s.lookupSQL, []any{tokenHash})
+		found := false
+		err = eachPgx(ctx, s.db.bun.DB, func(row rowScanner) error {
+			found = true
+			return row.Scan(r.dest()...)
+		}, s.lookupSQL, []any{tokenHash})
+		if err == nil && !found {
+			err = sql.ErrNoRows
+		}
 	} else {
-		err = scan(s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash))
+		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(r.dest()...)
 	}
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !found) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.ErrSessionNotFound
 	}
 	if err != nil {
@@ -121,8 +123,8 @@ type lookupRow struct {
 	expiresAt, sessionCreated, sessionUpdated time.Time
 	userCreated, userUpdated                  time.Time
 	ip, userAgent, email, name, passwordHash  string
-	nickname, role                            string
-	image                                     *string
+	nickname, role, image                     string
+	hasImage                                  bool
 }
 
 // dest lists the scan destinations of lookupSessionSQL's columns; they
@@ -130,7 +132,7 @@ type lookupRow struct {
 func (r *lookupRow) dest() []any {
 	return []any{dbUUID{&r.sessionID}, dbUUID{&r.userID}, &r.sessionRealm, &r.remember, &r.expiresAt,
 		&r.sessionCreated, &r.sessionUpdated, &r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name,
-		emptyString{&r.nickname}, &r.emailVerified, nullString{&r.image}, &r.passwordHash, emptyString{&r.role},
+		emptyString{&r.nickname}, &r.emailVerified, optString{&r.image, &r.hasImage}, &r.passwordHash, emptyString{&r.role},
 		&r.userCreated, &r.userUpdated}
 }
 
@@ -141,9 +143,12 @@ func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
 		IPAddress: r.ip, UserAgent: r.userAgent, TokenHash: tokenHash,
 	}
 	u := &account.User{
-		ID: r.userID, Realm: account.Realm(r.userRealm), Email: r.email, Name: r.name, Image: r.image,
+		ID: r.userID, Realm: account.Realm(r.userRealm), Email: r.email, Name: r.name,
 		Nickname: r.nickname, EmailVerified: r.emailVerified, Role: r.role,
 		PasswordHash: r.passwordHash, CreatedAt: r.userCreated.UTC(), UpdatedAt: r.userUpdated.UTC(),
+	}
+	if r.hasImage {
+		u.Image = &r.image
 	}
 	return sess, u
 }

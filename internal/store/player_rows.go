@@ -312,3 +312,24 @@ func (e emptyString) Scan(src any) error {
 	*e.s = v.String
 	return nil
 }
+
+// optString scans a nullable string into a string and a validity flag,
+// without the allocation of a fresh pointer per row.
+type optString struct {
+	s     *string
+	valid *bool
+}
+
+func (o optString) ScanText(v pgtype.Text) error {
+	*o.s, *o.valid = v.String, v.Valid
+	return nil
+}
+
+func (o optString) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*o.s, *o.valid = v.String, v.Valid
+	return nil
+}

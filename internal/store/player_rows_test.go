@@ -53,3 +53,22 @@ func TestScanDestinationsClearOnNull(t *testing.T) {
 		t.Errorf("emptyString.ScanText(NULL) = %v, left %q", err, str)
 	}
 }
+
+// optString reports NULL as invalid whichever driver fills it, and a
+// value as valid, clearing what the previous row left.
+func TestOptStringScan(t *testing.T) {
+	s, ok := "left over", true
+	dest := optString{&s, &ok}
+	if err := dest.Scan(nil); err != nil || s != "" || ok {
+		t.Errorf("Scan(nil) = %v, left %q %v", err, s, ok)
+	}
+	if err := dest.ScanText(pgtype.Text{String: "img", Valid: true}); err != nil || s != "img" || !ok {
+		t.Errorf("ScanText(img) = %v, left %q %v", err, s, ok)
+	}
+	if err := dest.ScanText(pgtype.Text{}); err != nil || s != "" || ok {
+		t.Errorf("ScanText(NULL) = %v, left %q %v", err, s, ok)
+	}
+	if err := dest.Scan("img"); err != nil || s != "img" || !ok {
+		t.Errorf("Scan(img) = %v, left %q %v", err, s, ok)
+	}
+}
