@@ -79,9 +79,9 @@ type MailStore struct{ db *DB }
 // Mail returns the outbox store.
 func (db *DB) Mail() *MailStore { return &MailStore{db: db} }
 
-// enqueueMailTx writes m to the outbox inside the caller's transaction, so
-// the message exists if and only if the change that caused it commits.
-// Every store that sends mail calls this from its own transaction.
+// enqueueMailTx writes m to the outbox on idb. Run as a step of a
+// transaction (Tx.EnqueueMail), the message exists if and only if the
+// change that caused it commits.
 func enqueueMailTx(ctx context.Context, idb bun.IDB, m *mail.Outgoing) error {
 	row := &mailRow{
 		ID:            m.ID,
