@@ -123,17 +123,21 @@ type lookupRow struct {
 	expiresAt, sessionCreated, sessionUpdated time.Time
 	userCreated, userUpdated                  time.Time
 	ip, userAgent, email, name, passwordHash  string
-	nickname, role, image                     string
-	hasImage                                  bool
+	nickname, role                            string
+	image                                     optString
+	// dests are the scan destinations, kept here because the row lives
+	// on the heap anyway: a slice of its own would cost an allocation.
+	dests [19]any
 }
 
 // dest lists the scan destinations of lookupSessionSQL's columns; they
 // serve pgx and database/sql alike.
 func (r *lookupRow) dest() []any {
-	return []any{dbUUID{&r.sessionID}, dbUUID{&r.userID}, &r.sessionRealm, &r.remember, &r.expiresAt,
+	r.dests = [...]any{dbUUID{&r.sessionID}, dbUUID{&r.userID}, &r.sessionRealm, &r.remember, &r.expiresAt,
 		&r.sessionCreated, &r.sessionUpdated, &r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name,
-		emptyString{&r.nickname}, &r.emailVerified, optString{&r.image, &r.hasImage}, &r.passwordHash, emptyString{&r.role},
+		emptyString{&r.nickname}, &r.emailVerified, &r.image, &r.passwordHash, emptyString{&r.role},
 		&r.userCreated, &r.userUpdated}
+	return r.dests[:]
 }
 
 func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
@@ -147,8 +151,8 @@ func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
 		Nickname: r.nickname, EmailVerified: r.emailVerified, Role: r.role,
 		PasswordHash: r.passwordHash, CreatedAt: r.userCreated.UTC(), UpdatedAt: r.userUpdated.UTC(),
 	}
-	if r.hasImage {
-		u.Image = &r.image
+	if r.image.Valid {
+		u.Image = &r.image.String
 	}
 	return sess, u
 }

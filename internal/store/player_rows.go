@@ -305,31 +305,41 @@ func (e emptyString) ScanText(v pgtype.Text) error {
 }
 
 func (e emptyString) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*e.s = v.String
-	return nil
+	var valid bool
+	return scanText(src, e.s, &valid)
 }
 
-// optString scans a nullable string into a string and a validity flag,
-// without the allocation of a fresh pointer per row.
+// optString is a nullable string that scans from either driver without
+// allocating: a pointer to it is all a scan destination holds.
 type optString struct {
-	s     *string
-	valid *bool
+	String string
+	Valid  bool
 }
 
-func (o optString) ScanText(v pgtype.Text) error {
-	*o.s, *o.valid = v.String, v.Valid
+func (o *optString) ScanText(v pgtype.Text) error {
+	o.String, o.Valid = v.String, v.Valid
 	return nil
 }
 
-func (o optString) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
+func (o *optString) Scan(src any) error { return scanText(src, &o.String, &o.Valid) }
+
+// scanText scans a nullable text column from database/sql into s and
+// valid. The driver's string or []byte is taken as it is, without the
+// heap-allocated sql.NullString a conversion would take.
+func scanText(src any, s *string, valid *bool) error {
+	switch v := src.(type) {
+	case nil:
+		*s, *valid = "", false
+	case string:
+		*s, *valid = v, true
+	case []byte:
+		*s, *valid = string(v), true
+	default:
+		var ns sql.NullString
+		if err := ns.Scan(src); err != nil {
+			return err
+		}
+		*s, *valid = ns.String, ns.Valid
 	}
-	*o.s, *o.valid = v.String, v.Valid
 	return nil
 }

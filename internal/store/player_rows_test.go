@@ -57,18 +57,17 @@ func TestScanDestinationsClearOnNull(t *testing.T) {
 // optString reports NULL as invalid whichever driver fills it, and a
 // value as valid, clearing what the previous row left.
 func TestOptStringScan(t *testing.T) {
-	s, ok := "left over", true
-	dest := optString{&s, &ok}
-	if err := dest.Scan(nil); err != nil || s != "" || ok {
-		t.Errorf("Scan(nil) = %v, left %q %v", err, s, ok)
+	o := optString{String: "left over", Valid: true}
+	if err := o.Scan(nil); err != nil || o.String != "" || o.Valid {
+		t.Errorf("Scan(nil) = %v, left %+v", err, o)
 	}
-	if err := dest.ScanText(pgtype.Text{String: "img", Valid: true}); err != nil || s != "img" || !ok {
-		t.Errorf("ScanText(img) = %v, left %q %v", err, s, ok)
+	if err := o.ScanText(pgtype.Text{String: "img", Valid: true}); err != nil || o.String != "img" || !o.Valid {
+		t.Errorf("ScanText(img) = %v, left %+v", err, o)
 	}
-	if err := dest.ScanText(pgtype.Text{}); err != nil || s != "" || ok {
-		t.Errorf("ScanText(NULL) = %v, left %q %v", err, s, ok)
+	if err := o.ScanText(pgtype.Text{}); err != nil || o.String != "" || o.Valid {
+		t.Errorf("ScanText(NULL) = %v, left %+v", err, o)
 	}
-	if err := dest.Scan("img"); err != nil || s != "img" || !ok {
-		t.Errorf("Scan(img) = %v, left %q %v", err, s, ok)
+	if err := o.Scan([]byte("img")); err != nil || o.String != "img" || !o.Valid {
+		t.Errorf("Scan(img) = %v, left %+v", err, o)
 	}
 }
