@@ -60,6 +60,9 @@ func serve(ctx context.Context, a *app.App) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
+	// Event streams never go idle by themselves: end them when the drain
+	// starts, so that Shutdown can finish.
+	srv.RegisterOnShutdown(a.Events.Shutdown)
 	var metricsSrv *http.Server
 	if a.Config.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", a.Config.MetricsAddr)

@@ -68,6 +68,9 @@ func (s *Service) Confirm(ctx context.Context, token string) (*Confirmation, err
 	if sent {
 		s.wake()
 	}
+	if res.Type == TypePassword && res.Step == ResultCompleted && s.watcher != nil {
+		s.watcher.SessionsEnded(ctx, res.User.ID, "password_changed")
+	}
 	return res, nil
 }
 

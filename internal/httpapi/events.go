@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/towerdefence/platformctl/internal/events"
+)
+
+// eventsPath is the player's event stream, the one long-lived route.
+const eventsPath = "/api/player/events"
+
+// isStream tells limitDuration which requests outlive the request timeout.
+func isStream(r *http.Request) bool { return r.URL.Path == eventsPath }
+
+type streamCtxKey struct{}
+
+// setupDeadline gives a stream's setup (the session lookup and the
+// snapshot) the request timeout that limitDuration skipped, and keeps the
+// request's own context for the stream itself (see streamContext).
+func setupDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		long := r.Context()
+		ctx, cancel := context.WithTimeout(context.WithValue(long, streamCtxKey{}, long), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// streamContext returns the request's context without the setup deadline.
+func streamContext(r *http.Request) context.Context {
+	if long, ok := r.Context().Value(streamCtxKey{}).(context.Context); ok {
+		return long
+	}
+	return r.Context()
+}
+
+// requestTimeout is the configured request timeout, or a minute when the
+// handler runs without configuration (tests).
+func (d Deps) requestTimeout() time.Duration {
+	if d.Config != nil && d.Config.RequestTimeout > 0 {
+		return d.Config.RequestTimeout
+	}
+	return time.Minute
+}
+
+// StreamTimings are the event stream's clocks.
+type StreamTimings struct {
+	// Heartbeat is the interval of comment lines that keep proxies and
+	// clients from timing the stream out.
+	Heartbeat time.Duration
+	// WriteTimeout bounds each write, so that a client that stops reading
+	// releases its stream instead of holding memory.
+	WriteTimeout time.Duration
+	// Retry is the reconnect delay suggested to clients.
+	Retry time.Duration
+}
+
+func (t StreamTimings) withDefaults() StreamTimings {
+	if t.Heartbeat <= 0 {
+		t.Heartbeat = 15 * time.Second
+	}
+	if t.WriteTimeout <= 0 {
+		t.WriteTimeout = 10 * time.Second
+	}
+	if t.Retry <= 0 {
+		t.Retry = 2 * time.Second
+	}
+	return t
+}
+
+// handleEvents serves GET /api/player/events as Server-Sent Events: a
+// snapshot first (on every connect, with or without Last-Event-ID), then
+// the player's lobby, social and session events, with heartbeats.
+func handleEvents(d Deps) http.Handler {
+	t := d.StreamTimings.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d.Events == nil {
+			respondErr(w, r, d.Log, events.ErrTooMany)
+			return
+		}
+		p := principalFrom(r)
+		stream, err := d.Events.Open(p)
+		if err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		defer d.Events.Close(stream)
+		snap, err := d.Players.SnapshotOf(r.Context(), p.User.ID)
+		if err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		first, err := d.Events.NewEvent(events.TypeSnapshot, snap)
+		if err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		sw := newSSEWriter(w, t.WriteTimeout)
+		if err := sw.start(t.Retry, first); err != nil {
+			return
+		}
+		expiry := time.NewTimer(time.Until(p.Session.ExpiresAt))
+		defer expiry.Stop()
+		heartbeat := time.NewTicker(t.Heartbeat)
+		defer heartbeat.Stop()
+		ctx := streamContext(r)
+		for err == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-stream.Events():
+				err = sw.event(ev)
+			case <-heartbeat.C:
+				err = sw.comment("heartbeat")
+			case <-expiry.C:
+				ev, _ := d.Events.NewEvent(events.TypeSessionEnded, events.SessionEnded{Reason: "expired"}) //nolint:errcheck // strings encode
+				sw.event(ev)                                                                                //nolint:errcheck // the stream ends either way
+				return
+			case <-stream.Done():
+				if final := stream.Final(); final != nil {
+					sw.event(*final) //nolint:errcheck // the stream ends either way
+				}
+				return
+			}
+		}
+	})
+}
+
+// sseWriter writes the text/event-stream format, each write flushed and
+// bounded by a deadline.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+}
+
+func newSSEWriter(w http.ResponseWriter, timeout time.Duration) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+// start sends the headers, the retry hint and the first event. The
+// server's read deadline is lifted: it would otherwise cancel the
+// request once the stream outlives it.
+func (s *sseWriter) start(retry time.Duration, first events.Event) error {
+	if err := s.rc.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.buf = append(s.buf[:0], "retry: "...)
+	s.buf = strconv.AppendInt(s.buf, retry.Milliseconds(), 10)
+	s.buf = append(s.buf, "\n\n"...)
+	s.buf = appendEvent(s.buf, first)
+	return s.flush()
+}
+
+func appendEvent(b []byte, ev events.Event) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendUint(b, ev.ID, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, ev.Type...)
+	b = append(b, "\ndata: "...)
+	b = append(b, ev.Data...) // JSON from encoding/json holds no newline
+	return append(b, "\n\n"...)
+}
+
+func (s *sseWriter) event(ev events.Event) error {
+	s.buf = appendEvent(s.buf[:0], ev)
+	return s.flush()
+}
+
+func (s *sseWriter) comment(text string) error {
+	s.buf = append(append(append(s.buf[:0], ": "...), text...), "\n\n"...)
+	return s.flush()
+}
+
+func (s *sseWriter) flush() error {
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	if cap(s.buf) > 4096 {
+		s.buf = nil // a large event does not stay with an idle stream
+	}
+	return s.rc.Flush()
+}
