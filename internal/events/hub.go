@@ -133,7 +133,7 @@ func NewHub(players *player.Service, authSvc *auth.Service, transport Transport,
 	return h
 }
 
-// Ready is closed once Run listens for notices.
+// Ready is closed once Run first listens for notices.
 func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
 // Run delivers notices to streams until ctx is done.
@@ -142,8 +142,16 @@ func (h *Hub) Run(ctx context.Context) {
 	for _, sh := range h.shards {
 		wg.Go(func() { h.work(ctx, sh) })
 	}
-	close(h.ready)
-	err := h.transport.Run(ctx, func(n Notice) { h.enqueue(ctx, n.shardKey(), job{notice: n}) }, func() { h.resync(ctx) })
+	listened := false // the transport calls listening from one goroutine
+	listening := func() {
+		if listened {
+			h.resync(ctx)
+			return
+		}
+		listened = true
+		close(h.ready)
+	}
+	err := h.transport.Run(ctx, func(n Notice) { h.enqueue(ctx, n.shardKey(), job{notice: n}) }, listening)
 	if err != nil {
 		h.log.Error("event transport stopped", "error", err)
 	}

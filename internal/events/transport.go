@@ -14,10 +14,11 @@ import (
 type Transport interface {
 	// Publish sends a notice to every process, this one included.
 	Publish(ctx context.Context, n Notice) error
-	// Run hands every notice to deliver until ctx is done. After a gap in
-	// which notices may have been lost (a dropped connection) it calls
-	// resync, so that streams can be brought up to date.
-	Run(ctx context.Context, deliver func(Notice), resync func()) error
+	// Run hands every notice to deliver until ctx is done. It calls
+	// listening each time it starts to receive: once at first, and again
+	// after every gap in which notices may have been lost (a dropped
+	// connection), so that streams can be brought up to date.
+	Run(ctx context.Context, deliver func(Notice), listening func()) error
 }
 
 // Local is the in-process transport of the embedded SQLite database, which
@@ -42,7 +43,8 @@ func (l *Local) Publish(_ context.Context, n Notice) error {
 }
 
 // Run implements Transport.
-func (l *Local) Run(ctx context.Context, deliver func(Notice), resync func()) error {
+func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func()) error {
+	listening()
 	for {
 		select {
 		case <-ctx.Done():
@@ -51,7 +53,7 @@ func (l *Local) Run(ctx context.Context, deliver func(Notice), resync func()) er
 			deliver(n)
 		}
 		if l.dropped.Swap(false) {
-			resync()
+			listening()
 		}
 	}
 }
@@ -89,16 +91,14 @@ func (p *Postgres) Publish(ctx context.Context, n Notice) error {
 }
 
 // Run implements Transport: it listens, and after a lost connection
-// reconnects with backoff and resyncs, until ctx is done.
-func (p *Postgres) Run(ctx context.Context, deliver func(Notice), resync func()) error {
+// reconnects with backoff, until ctx is done.
+func (p *Postgres) Run(ctx context.Context, deliver func(Notice), listening func()) error {
 	wait := p.Backoff
-	for first := true; ; first = false {
+	for {
 		conn, err := p.listen(ctx)
 		if err == nil {
 			wait = p.Backoff
-			if !first {
-				resync()
-			}
+			listening()
 			err = p.receive(ctx, conn, deliver)
 			conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is being dropped
 		}
