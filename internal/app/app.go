@@ -191,7 +191,7 @@ func (a *App) buildPlayer() {
 
 // eventBuffer is how many events a stream may have waiting for a slow
 // client before it is closed as lagging.
-const eventBuffer = 64
+const eventBuffer = 16
 
 // buildEventTransport picks how change notices reach every serve process:
 // PostgreSQL LISTEN/NOTIFY when several processes may share the database,

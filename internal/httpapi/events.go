@@ -188,8 +188,9 @@ func (s *sseWriter) flush() error {
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
-	if cap(s.buf) > 4096 {
-		s.buf = nil // a large event does not stay with an idle stream
+	s.buf = s.buf[:0]
+	if cap(s.buf) > 512 {
+		s.buf = nil // an idle stream keeps no event's worth of buffer
 	}
 	return s.rc.Flush()
 }

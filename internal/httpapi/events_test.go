@@ -44,6 +44,19 @@ func lobbyUpdate(t *testing.T, s *apitest.Stream) player.LobbyUpdate {
 	return u
 }
 
+// lobbyChange skips lobby events until one of change. Across processes
+// (PostgreSQL) the notice of an action taken just before the stream opened
+// may still arrive after its snapshot.
+func lobbyChange(t *testing.T, s *apitest.Stream, change string) player.LobbyUpdate {
+	t.Helper()
+	deadline := time.Now().Add(eventWait)
+	for {
+		if u := lobbyUpdate(t, s); u.Change == change || time.Now().After(deadline) {
+			return u
+		}
+	}
+}
+
 // marker sends a friend request from a fresh player to p and returns that
 // player: the social.updated it causes is the next event p may get, so
 // anything p receives before it is an event p should not have had.
@@ -52,6 +65,24 @@ func marker(t *testing.T, srv *apitest.Server, p *apitest.Account) *apitest.Acco
 	m := newPlayer(t, srv)
 	act(t, m.Client, "request", p.User.Nickname)
 	return m
+}
+
+// settle waits until every notice sent before now has reached p's
+// stream: it sends a marker and skips events up to it. Across processes
+// (PostgreSQL) notices of actions taken before a stream opened may still
+// arrive after its snapshot.
+func settle(t *testing.T, srv *apitest.Server, s *apitest.Stream, p *apitest.Account) {
+	t.Helper()
+	m := marker(t, srv, p)
+	deadline := time.Now().Add(eventWait)
+	for {
+		ev := s.NextOf(t, events.TypeSocialUpdated, time.Until(deadline))
+		var u player.SocialUpdate
+		ev.Decode(t, &u)
+		if u.Player.ID == m.User.ID {
+			return
+		}
+	}
 }
 
 func expectMarker(t *testing.T, s *apitest.Stream, from *apitest.Account) {
@@ -105,7 +136,7 @@ func TestLobbyEventsArriveInOrder(t *testing.T) {
 	s := openEvents(t, host.Client)
 	snapshotOf(t, s)
 	expect(t, call(t, guest.Client, "POST", "/api/player/lobbies/join", map[string]any{"lobbyId": l.ID}), http.StatusOK, "")
-	u := lobbyUpdate(t, s)
+	u := lobbyChange(t, s, player.LobbyChangeJoined)
 	if u.Change != player.LobbyChangeJoined || u.Lobby == nil || u.Lobby.MemberCount != 2 || u.Lobby.Code == nil {
 		t.Fatalf("join event: %+v", u)
 	}
@@ -139,7 +170,7 @@ func TestNoLobbyEventsAfterLeaving(t *testing.T) {
 		t.Fatalf("snapshot: %+v", snap)
 	}
 	expect(t, call(t, host.Client, "POST", lobbyPath(l, "kick"), map[string]any{"playerId": guest.User.ID}), http.StatusOK, "")
-	u := lobbyUpdate(t, s)
+	u := lobbyChange(t, s, player.LobbyChangeKicked)
 	if u.Change != player.LobbyChangeKicked || u.Lobby != nil || u.LobbyID != l.ID {
 		t.Fatalf("kick event: %+v", u)
 	}
@@ -157,8 +188,10 @@ func TestBlocksAreNeverSentToTheBlockedPlayer(t *testing.T) {
 	act(t, b.Client, "accept", a.User.Nickname)
 	sb := openEvents(t, b.Client)
 	snapshotOf(t, sb)
+	settle(t, srv, sb, b)
 	sa := openEvents(t, a.Client)
 	snapshotOf(t, sa)
+	settle(t, srv, sa, a)
 
 	act(t, a.Client, "block", b.User.Nickname)
 	var u player.SocialUpdate
@@ -303,7 +336,7 @@ func TestEventsCrossReplicas(t *testing.T) {
 		t.Fatalf("created event on the replica: %+v", u)
 	}
 	expect(t, call(t, guest.Client, "POST", "/api/player/lobbies/join", map[string]any{"lobbyId": l.ID}), http.StatusOK, "")
-	if u := lobbyUpdate(t, s); u.Change != player.LobbyChangeJoined || u.Lobby.MemberCount != 2 {
+	if u := lobbyChange(t, s, player.LobbyChangeJoined); u.Change != player.LobbyChangeJoined || u.Lobby.MemberCount != 2 {
 		t.Fatalf("join event on the replica: %+v", u)
 	}
 	expect(t, call(t, host.Client, "POST", "/api/auth/player/sign-out", map[string]any{}), http.StatusOK, "")
