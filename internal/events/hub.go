@@ -120,7 +120,7 @@ type job struct {
 
 // workers is how many goroutines render events; each renders the notices
 // of its share of lobbies and players in order.
-const workers = 4
+const workers = 16
 
 // NewHub returns a hub over transport.
 func NewHub(players *player.Service, authSvc *auth.Service, transport Transport, log *slog.Logger, opts Options) *Hub {

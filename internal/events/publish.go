@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -26,11 +27,17 @@ func NewPublisher(t Transport, log *slog.Logger) *Publisher {
 
 func (p *Publisher) publish(ctx context.Context, n Notice) {
 	// The acting request may be cancelled the moment it has answered; the
-	// notice is about a committed change and goes out regardless.
-	if err := p.transport.Publish(context.WithoutCancel(ctx), n); err != nil {
+	// notice is about a committed change and goes out regardless, within
+	// its own bound.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	if err := p.transport.Publish(ctx, n); err != nil {
 		p.log.Warn("publish event notice", "kind", n.Kind, "error", err)
 	}
 }
+
+// publishTimeout bounds one publish when the database is slow to answer.
+const publishTimeout = 5 * time.Second
 
 // LobbyChanged implements player.Events.
 func (p *Publisher) LobbyChanged(ctx context.Context, c player.LobbyChange) {

@@ -300,17 +300,17 @@ func TestShutdownEndsStreams(t *testing.T) {
 }
 
 func TestHeartbeatsKeepTheStreamOpenPastTheServerTimeouts(t *testing.T) {
-	srv := newPlayerServer(t, apitest.WithEnv("PLATFORM_EVENTS_HEARTBEAT", "20ms"),
-		apitest.WithEnv("PLATFORM_REQUEST_TIMEOUT", "200ms"))
+	srv := newPlayerServer(t, apitest.WithEnv("PLATFORM_EVENTS_HEARTBEAT", "50ms"),
+		apitest.WithEnv("PLATFORM_REQUEST_TIMEOUT", "1s"))
 	p := newPlayer(t, srv)
 	s := openEvents(t, p.Client)
 	snapshotOf(t, s)
-	// 25 heartbeats take at least 500ms, beyond the request timeout; the
+	// 30 heartbeats take at least 1.5s, beyond the request timeout; the
 	// stream still delivers after them.
 	start := time.Now()
-	s.WaitHeartbeats(t, 25, eventWait)
-	if time.Since(start) < 200*time.Millisecond {
-		t.Fatalf("25 heartbeats 20ms apart came within %s", time.Since(start))
+	s.WaitHeartbeats(t, 30, eventWait)
+	if time.Since(start) < time.Second {
+		t.Fatalf("30 heartbeats 50ms apart came within %s", time.Since(start))
 	}
 	expectMarker(t, s, marker(t, srv, p))
 }

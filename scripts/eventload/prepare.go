@@ -85,7 +85,7 @@ func makePlayers(ctx context.Context, a *app.App, n int) ([]loadPlayer, error) {
 func makeLobbies(ctx context.Context, a *app.App, hosts, guests []loadPlayer) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(hosts))
 	for i := range hosts {
-		res, err := a.Players.CreateLobby(ctx, hosts[i].ID, player.CreateLobbyInput{Queue: "custom-hosted", Visibility: player.VisibilityPrivate})
+		res, err := a.Players.CreateLobby(ctx, hosts[i].ID, player.CreateLobbyInput{Queue: "custom-hosted", Visibility: player.VisibilityPublic})
 		if err != nil {
 			return nil, err
 		}
