@@ -86,4 +86,3 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	waitListening() // the gap is reported, so that streams can resync
 	roundTrip(uuid.New())
 }
-

@@ -116,6 +116,12 @@ func handleEvents(d Deps) http.Handler {
 			case <-heartbeat.C:
 				err = sw.comment("heartbeat")
 			case <-expiry.C:
+				// A remembered session slides forward as its player uses
+				// it elsewhere: look again before calling it expired.
+				if live, lerr := d.Auth.SessionLive(ctx, p); lerr != nil || live {
+					expiry.Reset(sessionRecheck)
+					continue
+				}
 				ev, _ := d.Events.NewEvent(events.TypeSessionEnded, events.SessionEnded{Reason: "expired"}) //nolint:errcheck // strings encode
 				sw.event(ev)                                                                                //nolint:errcheck // the stream ends either way
 				return
@@ -128,6 +134,10 @@ func handleEvents(d Deps) http.Handler {
 		}
 	})
 }
+
+// sessionRecheck is how soon a stream looks at its session again when it
+// outlived the expiry it started with.
+const sessionRecheck = 10 * time.Minute
 
 // sseWriter writes the text/event-stream format, each write flushed and
 // bounded by a deadline.
