@@ -99,6 +99,7 @@ func serve(ctx context.Context, a *app.App) error {
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.ShutdownTimeout)
 	defer cancel()
 	shutdownErr := srv.Shutdown(drainCtx)
+	a.Events.Wait(drainCtx) // streams run off their requests: let them write their last event
 	stopWorkers()
 	workerErr := <-workersDone
 	if errors.Is(shutdownErr, context.DeadlineExceeded) {

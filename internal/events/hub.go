@@ -108,6 +108,8 @@ type Hub struct {
 
 	shards []chan job
 	seed   maphash.Seed
+	// served counts the streams served off their request (Go).
+	served sync.WaitGroup
 	nextID atomic.Uint64
 	ready  chan struct{}
 }
@@ -252,6 +254,39 @@ func (h *Hub) Shutdown() {
 		for _, s := range list {
 			s.end(h.closing(ClosedShutdown))
 		}
+	}
+}
+
+// Go runs a stream's writer off its request; Wait waits for them all.
+// After Shutdown, fn runs at once on the caller's goroutine: its stream
+// has already ended.
+func (h *Hub) Go(fn func()) {
+	h.mu.Lock()
+	closed := h.closed
+	if !closed {
+		h.served.Add(1)
+	}
+	h.mu.Unlock()
+	if closed {
+		fn()
+		return
+	}
+	go func() {
+		defer h.served.Done()
+		fn()
+	}()
+}
+
+// Wait shuts the hub down and waits until every stream that Go runs has
+// ended, or ctx is done. Serve calls it after the server's Shutdown, so
+// that streams write their final event before the process exits.
+func (h *Hub) Wait(ctx context.Context) {
+	h.Shutdown()
+	done := make(chan struct{})
+	go func() { h.served.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 
