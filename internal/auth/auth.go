@@ -166,6 +166,46 @@ type Options struct {
 	// verification or reset mail takes, whether or not the account exists,
 	// so that its timing does not tell.
 	AnonymousMailFloor time.Duration
+	// Watcher hears that sessions ended; nil ignores it.
+	Watcher SessionWatcher
+}
+
+// Why sessions ended, as SessionWatcher hears it.
+const (
+	EndedSignedOut       = "signed_out"
+	EndedRevoked         = "revoked"
+	EndedPasswordChanged = "password_changed"
+	EndedExpired         = "expired"
+)
+
+// SessionWatcher hears, after the fact, that some sessions of a user
+// ended, so that live streams riding on them can close. It must not block.
+type SessionWatcher interface {
+	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
+}
+
+type noWatcher struct{}
+
+func (noWatcher) SessionsEnded(context.Context, uuid.UUID, string) {}
+
+// ended tells the watcher that sessions of userID ended.
+func (s *Service) ended(ctx context.Context, userID uuid.UUID, reason string) {
+	if s.opts.Watcher != nil {
+		s.opts.Watcher.SessionsEnded(ctx, userID, reason)
+	}
+}
+
+// SessionLive reports whether the principal's session still exists and
+// has not expired.
+func (s *Service) SessionLive(ctx context.Context, p *Principal) (bool, error) {
+	sess, _, err := s.store.SessionByTokenHash(ctx, p.Session.TokenHash)
+	if errors.Is(err, ErrSessionNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up session: %w", err)
+	}
+	return sess.ID == p.Session.ID && s.clock().Before(sess.ExpiresAt), nil
 }
 
 // Mailer composes messages for the outbox and wakes the delivery worker
@@ -383,6 +423,7 @@ func (s *Service) SignOut(ctx context.Context, p *Principal) error {
 	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{ID: p.Session.ID}); err != nil {
 		return fmt.Errorf("sign out: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedSignedOut)
 	return nil
 }
 
@@ -413,6 +454,7 @@ func (s *Service) RevokeSession(ctx context.Context, p *Principal, tokenOrHandle
 		if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{ID: id}); err != nil {
 			return false, fmt.Errorf("revoke session: %w", err)
 		}
+		s.ended(ctx, p.User.ID, EndedRevoked)
 		return id == p.Session.ID, nil
 	}
 	if tokenOrHandle == "" || len(tokenOrHandle) > 256 {
@@ -422,6 +464,7 @@ func (s *Service) RevokeSession(ctx context.Context, p *Principal, tokenOrHandle
 	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{TokenHash: hash}); err != nil {
 		return false, fmt.Errorf("revoke session: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedRevoked)
 	return hash == p.Session.TokenHash, nil
 }
 
@@ -437,6 +480,7 @@ func (s *Service) RevokeOtherSessions(ctx context.Context, p *Principal) error {
 	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{Except: p.Session.ID}); err != nil {
 		return fmt.Errorf("revoke other sessions: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedRevoked)
 	return nil
 }
 
@@ -447,6 +491,7 @@ func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int
 	if err != nil {
 		return 0, fmt.Errorf("revoke sessions: %w", err)
 	}
+	s.ended(ctx, userID, EndedRevoked)
 	return n, nil
 }
 

@@ -293,6 +293,7 @@ func (s *Service) ResetPassword(ctx context.Context, realm account.Realm, token,
 	if err != nil {
 		return fmt.Errorf("reset password: %w", err)
 	}
+	s.ended(ctx, t.UserID, EndedPasswordChanged)
 	s.mailer.Wake()
 	return nil
 }

@@ -111,6 +111,7 @@ func (s *Service) SupportRevokeSessions(ctx context.Context, actor string, realm
 	if err != nil {
 		return nil, 0, fmt.Errorf("revoke sessions: %w", err)
 	}
+	s.ended(ctx, u.ID, EndedRevoked)
 	return u, n, nil
 }
 

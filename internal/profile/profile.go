@@ -225,6 +225,15 @@ type Options struct {
 	// recipient address within RateWindow.
 	RateLimit  int
 	RateWindow time.Duration
+	// Watcher hears that a password change ended the user's sessions;
+	// nil ignores it.
+	Watcher SessionWatcher
+}
+
+// SessionWatcher hears, after the commit, that a confirmed password change
+// ended every session of a user (auth.SessionWatcher).
+type SessionWatcher interface {
+	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }
 
 // Service runs the profile-change flows.
@@ -239,6 +248,7 @@ type Service struct {
 	ttl      time.Duration
 	limitN   int
 	window   time.Duration
+	watcher  SessionWatcher
 	now      func() time.Time
 }
 
@@ -268,6 +278,7 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 		ttl:      opts.TokenTTL,
 		limitN:   opts.RateLimit,
 		window:   opts.RateWindow,
+		watcher:  opts.Watcher,
 		now:      now,
 	}, nil
 }
