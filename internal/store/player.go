@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,16 +139,33 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 	return state, mapError(err)
 }
 
-func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
-	out := make([]player.Edge, 0, 16)
+// EdgePages reads every page in one statement, a UNION ALL of keyset
+// reads that each stop at their LIMIT on social_edges_user_state_idx.
+func (q playerQ) EdgePages(ctx context.Context, userID uuid.UUID, pages []player.EdgePage) ([]player.Edge, error) {
+	out := make([]player.Edge, 0, 64)
+	if len(pages) == 0 {
+		return out, nil
+	}
+	branches := make([]string, len(pages))
+	var args []any
+	for i, p := range pages {
+		after := ""
+		args = append(args, userID, p.State)
+		if p.After != nil {
+			after = " AND (e.since < ? OR (e.since = ? AND e.other_id > ?))"
+			args = append(args, p.After.Since.UTC(), p.After.Since.UTC(), p.After.Other)
+		}
+		args = append(args, p.Limit)
+		branches[i] = `SELECT * FROM (SELECT e.other_id, e.state, e.since FROM social_edges e
+			WHERE e.user_id = ? AND e.state = ?` + after + ` ORDER BY e.since DESC, e.other_id LIMIT ?) p` + strconv.Itoa(i)
+	}
 	err := q.each(ctx, func(rows rowScanner) error {
 		var e player.Edge
 		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
 		out = append(out, e)
 		return err
-	}, `SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
-		FROM social_edges e JOIN users u ON u.id = e.other_id
-		WHERE e.user_id = ? ORDER BY e.since DESC, u.id`, userID)
+	}, `SELECT u.id, u.nickname, u.name, u.image, page.state, page.since
+		FROM (`+strings.Join(branches, " UNION ALL ")+`) page JOIN users u ON u.id = page.other_id`, args...)
 	return out, err
 }
 
@@ -262,6 +280,11 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
 	}
+	after := ""
+	if f.After != nil {
+		after = " AND (l.created_at < ? OR (l.created_at = ? AND l.id > ?))"
+		args = append(args, f.After.Since.UTC(), f.After.Since.UTC(), f.After.Other)
+	}
 	args = append(args, f.Limit+1, f.Viewer)
 	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit+1)}
 	var own uuid.UUID // the viewer's lobby, if any
@@ -299,7 +322,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
 				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
 			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
-			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+`
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+after+`
 			ORDER BY l.created_at DESC, l.id LIMIT ?) l
 		JOIN users u ON u.id = l.host_id
 		UNION ALL
