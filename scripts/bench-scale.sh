@@ -180,6 +180,6 @@ jq -s -r '
 echo
 for tag in small large; do
 	jq -r '"\(.tag): metrics scrape \(.metricsScrapeMs) ms, admin bootstrap \(.adminBootstrapMs) ms, heavy player social \(.heavySocialBytes) bytes"' "$out/$tag-probes.json"
-	[ -f "$out/$tag-size.json" ] && jq -r '"\(.tag): \(.players) players loaded in \(.loadSeconds) s, VACUUM ANALYZE \(.vacuumAnalyzeSeconds) s, database \(.databaseBytes / 1048576 | round) MiB"' "$out/$tag-size.json"
+	if [ -f "$out/$tag-size.json" ]; then jq -r '"\(.tag): \(.players) players loaded in \(.loadSeconds) s, VACUUM ANALYZE \(.vacuumAnalyzeSeconds) s, database \(.databaseBytes / 1048576 | round) MiB"' "$out/$tag-size.json"; fi
 done | tee -a "$out/table.txt"
 log "results in $out"

@@ -273,6 +273,12 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 // returned. The viewer's own lobby is not listed either; rather than a
 // third subplan, the page is read one lobby longer and the lobby of the
 // second part is dropped from it here.
+//
+// The page is read in list order from lobbies_joinable_idx and stops at
+// its LIMIT. The idle filter is written "(active_at >= ?) IS TRUE" so that
+// PostgreSQL cannot turn it into a range scan of lobbies_live_idx: its
+// statistics always lag behind the newest active_at values, so it would
+// underestimate that range, read every live lobby and sort them.
 func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
 	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
@@ -318,7 +324,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		return nil
 	}, `SELECT 'listed' AS kind, `+listedColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
-			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
+			WHERE l.status = 'open' AND (l.active_at >= ?) IS TRUE AND l.member_count < l.capacity
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
 				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
 			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')

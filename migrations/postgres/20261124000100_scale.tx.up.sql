@@ -13,6 +13,12 @@ CREATE INDEX lobbies_joinable_idx ON lobbies (created_at DESC, id)
 -- Failed delivery attempts are few; the counter job reads only them.
 CREATE INDEX mail_attempts_failed_idx ON mail_attempts (id) WHERE outcome IN ('retry', 'failed');
 --bun:split
+-- The newest audit entries in the order the console lists them (the old
+-- index, on at alone, left ties on at to a sort).
+CREATE INDEX audit_log_recent_idx ON audit_log (at DESC, id DESC);
+--bun:split
+DROP INDEX audit_log_at_idx;
+--bun:split
 -- One row: the latest figures of the counter job, read by scrapes and the
 -- admin bootstraps instead of counting whole tables.
 CREATE TABLE stat_snapshots (

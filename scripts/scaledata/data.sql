@@ -107,5 +107,5 @@ FROM generate_series(0, $1 * 6 / 10 - 1) AS m CROSS JOIN generate_series(1, 3) A
 WHERE a = 1 OR m % 100 = 0
 --split
 INSERT INTO audit_log (at, actor, action, target, reason, details)
-SELECT now() - (($1 - n) % 365) * interval '1 day', 'system', 'player.sign-up', 'sp' || (n % $1), '', '{}'
+SELECT now() - (($1 - n) % 365) * interval '1 day' - (n % 86400) * interval '1 second', 'system', 'player.sign-up', 'sp' || (n % $1), '', '{}'
 FROM generate_series(0, $1 - 1) AS n
