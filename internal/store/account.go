@@ -120,7 +120,8 @@ func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, ema
 	}
 	var row userRow
 	err = s.db.bun.ScanRows(ctx, rows, &row)
-	if errors.Is(err, sql.ErrNoRows) {
+	// ScanRows leaves the model untouched when no row matched.
+	if errors.Is(err, sql.ErrNoRows) || err == nil && row.ID == uuid.Nil {
 		return nil, account.ErrNotFound
 	}
 	if err != nil {
