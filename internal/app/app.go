@@ -70,6 +70,9 @@ type App struct {
 	Profile *profile.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
+	// Gauges are the database-wide figures of the metrics and the admin
+	// bootstraps, measured by the counter job (RefreshGauges).
+	Gauges *liveops.Gauges
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
@@ -100,7 +103,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	if err := cfg.EnsureSecret(); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := store.OpenPool(ctx, cfg.DatabaseURL, store.Pool(cfg.DBPool))
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +121,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
-	a.Metrics.MustRegister(newMonitorCollector(ctx, log, mail.NewMonitor(db.Mail()), auth.NewMonitor(db.Sessions(), a.Now)))
+	a.Gauges = liveops.NewGauges(db.LiveOps(), a.Now)
+	a.Metrics.MustRegister(newMonitorCollector(ctx, log, a.Gauges))
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
 	}), a.Now)
@@ -260,9 +264,9 @@ func (a *App) buildLiveOps() {
 		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled})
 	}
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
-		Store:        lo,
+		Store:        a.Gauges,
 		Queues:       queues,
-		Counters:     liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
+		Counters:     liveops.Counters{PendingProfileChanges: a.Gauges, MailOutbox: a.Gauges, OpenLobbies: a.Gauges},
 		LiveOps:      a.LiveOps,
 		Audit:        a.Audit,
 		Build:        a.Build,
@@ -365,6 +369,7 @@ func (a *App) Run(ctx context.Context) error {
 	workers.Go(func() { a.closeIdleLobbies(ctx) })
 	workers.Go(func() { a.pruneProfileChanges(ctx) })
 	workers.Go(func() { a.Events.Run(ctx) })
+	workers.Go(func() { a.refreshGauges(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil
@@ -426,6 +431,27 @@ func (a *App) pruneProfileChanges(ctx context.Context) {
 			a.Log.Warn("prune profile changes", "error", err)
 		} else if n > 0 {
 			a.Log.Info("pruned old profile changes", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refreshGauges runs the counter job, liveops.Gauges.Refresh, at start and
+// then every PLATFORM_GAUGES_REFRESH.
+func (a *App) refreshGauges(ctx context.Context) {
+	every := a.Config.GaugesRefresh
+	if every <= 0 { // a Config not built by config.Load
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := a.Gauges.Refresh(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("refresh gauges", "error", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -122,6 +122,22 @@ type Config struct {
 	// live-ops version it last read before asking the database whether
 	// another process published a newer one (0: ask on every request).
 	LiveOpsRefresh time.Duration
+	// DBPool sizes the PostgreSQL connection pool and bounds statements;
+	// GaugesRefresh is how often the counter job measures the figures the
+	// metrics and the admin bootstraps show.
+	DBPool        DBPool
+	GaugesRefresh time.Duration
+}
+
+// DBPool are the PostgreSQL pool and statement settings. Every replica
+// opens up to MaxConns connections: keep replicas × MaxConns (plus the
+// operator commands') below the server's max_connections.
+type DBPool struct {
+	MaxConns         int
+	MaxIdleConns     int
+	ConnMaxLifetime  time.Duration
+	ConnMaxIdleTime  time.Duration
+	StatementTimeout time.Duration
 }
 
 // Error is a configuration problem: which setting, and what is wrong.

@@ -128,6 +128,34 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseInt(&c.EventsPerPlayer, v) }},
 	{Env: "PLATFORM_EVENTS_MAX_STREAMS", Flag: "events-max-streams", Default: "20000", Usage: "most event streams of one serve process; past it new streams get 503",
 		set: func(c *Config, v string) error { return parseInt(&c.EventsMaxStreams, v) }},
+	{Env: "PLATFORM_DB_MAX_CONNS", Flag: "db-max-conns", Default: "20", Usage: "most PostgreSQL connections one process opens (1-1000); keep replicas × this below the server's max_connections",
+		set: func(c *Config, v string) error { return parseIntIn(&c.DBPool.MaxConns, v, 1, 1000) }},
+	{Env: "PLATFORM_DB_MAX_IDLE_CONNS", Flag: "db-max-idle-conns", Default: "20", Usage: "idle PostgreSQL connections kept open (0 up to the maximum)",
+		set: func(c *Config, v string) error { return parseIntIn(&c.DBPool.MaxIdleConns, v, 0, 1000) }},
+	{Env: "PLATFORM_DB_CONN_MAX_LIFETIME", Flag: "db-conn-max-lifetime", Default: "1h", Usage: "a PostgreSQL connection is replaced after this long (0: never)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnMaxLifetime, v, 0, 24*time.Hour) }},
+	{Env: "PLATFORM_DB_CONN_MAX_IDLE_TIME", Flag: "db-conn-max-idle-time", Default: "5m", Usage: "an idle PostgreSQL connection is closed after this long (0: never)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnMaxIdleTime, v, 0, 24*time.Hour) }},
+	{Env: "PLATFORM_DB_STATEMENT_TIMEOUT", Flag: "db-statement-timeout", Default: "30s", Usage: "PostgreSQL cancels a statement that runs longer (0: no limit)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.StatementTimeout, v, 0, time.Hour) }},
+	{Env: "PLATFORM_GAUGES_REFRESH", Flag: "gauges-refresh", Default: "1m", Usage: "how often the counter job measures the figures of the metrics and admin bootstraps (5s-1h)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.GaugesRefresh, v, 5*time.Second, time.Hour) }},
+}
+
+// parseIntIn parses an integer from lo to hi.
+func parseIntIn(dst *int, v string, lo, hi int) error {
+	if err := parseInt(dst, v); err != nil || *dst < lo || *dst > hi {
+		return fmt.Errorf("must be an integer from %d to %d", lo, hi)
+	}
+	return nil
+}
+
+// parseDurationIn parses a duration from lo to hi.
+func parseDurationIn(dst *time.Duration, v string, lo, hi time.Duration) error {
+	if err := parseDuration(dst, v); err != nil || *dst < lo || *dst > hi {
+		return fmt.Errorf("must be a duration from %s to %s", lo, hi)
+	}
+	return nil
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

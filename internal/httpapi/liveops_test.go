@@ -124,6 +124,10 @@ func TestAdminBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The counts come from the counter job's snapshot.
+	if err := srv.App.Gauges.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
 	res := liveopsAdmin.Client.Do("GET", "/api/admin/bootstrap", nil)
 	if res.Status != 200 {
 		t.Fatalf("status %d: %s", res.Status, res.Body)

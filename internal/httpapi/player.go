@@ -119,7 +119,12 @@ func handleDefaultDeck(log *slog.Logger, players *player.Service) http.Handler {
 
 func handleSocial(log *slog.Logger, players *player.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := players.Social(r.Context(), playerID(r))
+		limit, cursor, err := pageParams(r)
+		if err != nil {
+			respondErr(w, r, log, err)
+			return
+		}
+		s, err := players.Social(r.Context(), playerID(r), player.SocialQuery{Limit: limit, Cursor: cursor})
 		if err != nil {
 			respondErr(w, r, log, err)
 			return
@@ -146,15 +151,12 @@ func handleSocialAction(log *slog.Logger, players *player.Service) http.Handler 
 
 func handleLobbies(log *slog.Logger, players *player.Service) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := player.LobbyQuery{Queue: r.URL.Query().Get("queue")}
-		if s := r.URL.Query().Get("limit"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				respondErr(w, r, log, platform.Invalid("limit", "must be an integer"))
-				return
-			}
-			q.Limit = &n
+		limit, cursor, err := pageParams(r)
+		if err != nil {
+			respondErr(w, r, log, err)
+			return
 		}
+		q := player.LobbyQuery{Queue: r.URL.Query().Get("queue"), Limit: limit, Cursor: cursor}
 		list, err := players.Lobbies(r.Context(), playerID(r), q)
 		if err != nil {
 			respondErr(w, r, log, err)
@@ -332,4 +334,18 @@ func handleKickLobby(log *slog.Logger, players *player.Service) http.Handler {
 		}
 		respond(w, http.StatusOK, res)
 	})
+}
+
+// pageParams reads the paging parameters of a list: limit (checked for
+// range by the service) and the opaque cursor.
+func pageParams(r *http.Request) (limit *int, cursor string, err error) {
+	q := r.URL.Query()
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, "", platform.Invalid("limit", "must be an integer")
+		}
+		limit = &n
+	}
+	return limit, q.Get("cursor"), nil
 }

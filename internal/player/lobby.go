@@ -94,6 +94,8 @@ type LobbyMember struct {
 type LobbyList struct {
 	Lobbies []LobbySummary `json:"lobbies"`
 	Current *Lobby         `json:"current"`
+	// NextCursor continues the list after its last lobby; empty at the end.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // LobbyResult is the caller's lobby after an action; nil once they are no
@@ -119,7 +121,12 @@ type LobbyQuery struct {
 	Queue string
 	// Limit is the page size; nil means DefaultLobbyListLimit.
 	Limit *int
+	// Cursor continues a previous page's list.
+	Cursor string
 }
+
+// lobbyCursorKind marks the lobby list's cursors.
+const lobbyCursorKind = "lobby"
 
 // The lobby list shows DefaultLobbyListLimit lobbies unless asked for up
 // to MaxLobbyListLimit.
@@ -175,20 +182,33 @@ func (s *Service) Lobbies(ctx context.Context, playerID uuid.UUID, q LobbyQuery)
 			return nil, platform.Invalid("queue", fmt.Sprintf("unknown queue %.40q", q.Queue))
 		}
 	}
-	limit := DefaultLobbyListLimit
-	if q.Limit != nil {
-		if *q.Limit < 1 || *q.Limit > MaxLobbyListLimit {
-			return nil, platform.Invalid("limit", fmt.Sprintf("must be 1-%d", MaxLobbyListLimit))
-		}
-		limit = *q.Limit
+	limit, err := pageLimit(q.Limit, DefaultLobbyListLimit, MaxLobbyListLimit)
+	if err != nil {
+		return nil, err
 	}
 	now := s.clock()
-	b, err := s.store.BrowseLobbies(ctx, LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: limit})
+	f := LobbyFilter{Viewer: playerID, Queue: q.Queue, ActiveMin: now.Add(-s.idle), Limit: limit + 1}
+	if q.Cursor != "" {
+		c, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if c.kind != lobbyCursorKind {
+			return nil, errBadCursor
+		}
+		f.After = &EdgeKey{Since: c.at, Other: c.id}
+	}
+	b, err := s.store.BrowseLobbies(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list lobbies: %w", err)
 	}
 	out := &LobbyList{Lobbies: make([]LobbySummary, 0, len(b.Listings))}
-	for _, l := range b.Listings {
+	for i, l := range b.Listings {
+		if i == limit { // the extra lobby only says there is more
+			last := b.Listings[limit-1]
+			out.NextCursor = encodeCursor(cursor{kind: lobbyCursorKind, at: last.CreatedAt, id: last.ID})
+			break
+		}
 		out.Lobbies = append(out.Lobbies, s.summary(&l.LobbyRow, l.Host))
 	}
 	if b.Current != nil && !s.isIdle(b.Current, now) {

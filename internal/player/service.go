@@ -27,6 +27,8 @@ const (
 	CodeSocialSelf              = "SOCIAL_SELF"
 	CodeSocialInvalidTransition = "SOCIAL_INVALID_TRANSITION"
 	CodeSocialLimitReached      = "SOCIAL_LIMIT_REACHED"
+	CodeSocialRequestsFull      = "SOCIAL_REQUESTS_FULL"
+	CodeInvalidCursor           = "INVALID_CURSOR"
 	CodeQueueNotFound           = "QUEUE_NOT_FOUND"
 	CodeQueueDisabled           = "QUEUE_DISABLED"
 	CodeLobbyNotFound           = "LOBBY_NOT_FOUND"
@@ -46,10 +48,13 @@ type Limits struct {
 	MaxFriends          int `json:"maxFriends"`
 	MaxOutgoingRequests int `json:"maxOutgoingRequests"`
 	MaxBlocked          int `json:"maxBlocked"`
+	// MaxIncomingRequests caps the friend requests waiting for one
+	// player, so nobody's inbox can be flooded.
+	MaxIncomingRequests int `json:"maxIncomingRequests"`
 }
 
 // DefaultLimits are the caps used when Options leave them zero.
-var DefaultLimits = Limits{MaxDecks: 30, MaxFriends: 200, MaxOutgoingRequests: 50, MaxBlocked: 500}
+var DefaultLimits = Limits{MaxDecks: 30, MaxFriends: 200, MaxOutgoingRequests: 50, MaxBlocked: 500, MaxIncomingRequests: 500}
 
 // Options configure a Service.
 type Options struct {
@@ -106,6 +111,9 @@ func New(store Store, queues Queues, liveops LiveOps, opts Options) *Service {
 	s := &Service{store: store, queues: queues, liveops: liveops, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: opts.Now}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits
+	}
+	if s.limits.MaxIncomingRequests <= 0 {
+		s.limits.MaxIncomingRequests = DefaultLimits.MaxIncomingRequests
 	}
 	if s.idle <= 0 {
 		s.idle = 30 * time.Minute
@@ -213,6 +221,22 @@ type Edge struct {
 	Since time.Time
 }
 
+// EdgePage asks for up to Limit relationships in State, newest first
+// (since descending, then other player's id), after the position After
+// when it is set.
+type EdgePage struct {
+	State string
+	After *EdgeKey
+	Limit int
+}
+
+// EdgeKey is a position in a list ordered newest first: a relationship
+// list, or the lobby list (lobby creation time and id).
+type EdgeKey struct {
+	Since time.Time
+	Other uuid.UUID
+}
+
 // LobbyRow is a stored lobby.
 type LobbyRow struct {
 	ID          uuid.UUID
@@ -257,6 +281,9 @@ type LobbyFilter struct {
 	Queue     string
 	ActiveMin time.Time // lobbies idle since before this are not listed
 	Limit     int
+	// After continues the list (created_at descending, then id) after
+	// this lobby's creation time and id.
+	After *EdgeKey
 }
 
 // LobbyBrowse is what the lobby browser reads.
@@ -288,7 +315,9 @@ type Reader interface {
 	Decks(ctx context.Context, userID uuid.UUID) ([]DeckRow, error)
 
 	Edge(ctx context.Context, from, to uuid.UUID) (string, error)
-	Edges(ctx context.Context, userID uuid.UUID) ([]Edge, error)
+	// EdgePages reads one page of relationships per query, newest first,
+	// in one round trip.
+	EdgePages(ctx context.Context, userID uuid.UUID, pages []EdgePage) ([]Edge, error)
 	CountEdges(ctx context.Context, userID uuid.UUID, state string) (int, error)
 	EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error)
 

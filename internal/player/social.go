@@ -118,17 +118,46 @@ type SocialLimits struct {
 	MaxFriends          int `json:"maxFriends"`
 	MaxOutgoingRequests int `json:"maxOutgoingRequests"`
 	MaxBlocked          int `json:"maxBlocked"`
+	MaxIncomingRequests int `json:"maxIncomingRequests"`
 }
 
-// Social is a player's whole social graph.
+// Social is one page of a player's social graph: without a cursor the
+// first page of every list, with one the next page of the list the cursor
+// belongs to (the other lists empty). Counts are always whole.
 type Social struct {
 	Friends  []SocialEntry `json:"friends"`
 	Incoming []SocialEntry `json:"incoming"`
 	Outgoing []SocialEntry `json:"outgoing"`
 	Blocked  []SocialEntry `json:"blocked"`
-	Counts   SocialCounts  `json:"counts"`
-	Limits   SocialLimits  `json:"limits"`
+	// NextCursor has, for each list with more entries, the cursor of its
+	// next page.
+	NextCursor SocialCursors `json:"nextCursor"`
+	Counts     SocialCounts  `json:"counts"`
+	Limits     SocialLimits  `json:"limits"`
 }
+
+// SocialCursors are the opaque cursors of the lists' next pages.
+type SocialCursors struct {
+	Friends  string `json:"friends,omitempty"`
+	Incoming string `json:"incoming,omitempty"`
+	Outgoing string `json:"outgoing,omitempty"`
+	Blocked  string `json:"blocked,omitempty"`
+}
+
+// SocialQuery selects a page of the social view.
+type SocialQuery struct {
+	// Limit is the page size of each list: DefaultSocialPage when nil,
+	// 1 to MaxSocialPage.
+	Limit *int
+	// Cursor continues one list where a previous page ended.
+	Cursor string
+}
+
+// Social page sizes.
+const (
+	DefaultSocialPage = 50
+	MaxSocialPage     = 200
+)
 
 // SocialSummary is the part of the social graph the bootstrap carries.
 type SocialSummary struct {
@@ -137,31 +166,68 @@ type SocialSummary struct {
 }
 
 func (s *Service) socialLimits() SocialLimits {
-	return SocialLimits{MaxFriends: s.limits.MaxFriends, MaxOutgoingRequests: s.limits.MaxOutgoingRequests, MaxBlocked: s.limits.MaxBlocked}
+	return SocialLimits{MaxFriends: s.limits.MaxFriends, MaxOutgoingRequests: s.limits.MaxOutgoingRequests, MaxBlocked: s.limits.MaxBlocked,
+		MaxIncomingRequests: s.limits.MaxIncomingRequests}
 }
 
-// Social returns the player's friends, requests and blocks. Players who
-// blocked the viewer appear nowhere: a block is never revealed.
-func (s *Service) Social(ctx context.Context, playerID uuid.UUID) (*Social, error) {
-	edges, err := s.store.Edges(ctx, playerID)
+// socialLists are the lists of the social view in response order.
+var socialLists = []string{StateFriend, StateIncoming, StateOutgoing, StateBlocked}
+
+// Social returns a page of the player's friends, requests and blocks,
+// newest first. Players who blocked the viewer appear nowhere: a block is
+// never revealed.
+func (s *Service) Social(ctx context.Context, playerID uuid.UUID, q SocialQuery) (*Social, error) {
+	limit, err := pageLimit(q.Limit, DefaultSocialPage, MaxSocialPage)
+	if err != nil {
+		return nil, err
+	}
+	var pages []EdgePage
+	if q.Cursor == "" {
+		for _, st := range socialLists {
+			pages = append(pages, EdgePage{State: st, Limit: limit + 1})
+		}
+	} else {
+		c, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(socialLists, c.kind) {
+			return nil, errBadCursor
+		}
+		pages = []EdgePage{{State: c.kind, After: &EdgeKey{Since: c.at, Other: c.id}, Limit: limit + 1}}
+	}
+	edges, err := s.store.EdgePages(ctx, playerID, pages)
 	if err != nil {
 		return nil, fmt.Errorf("social: %w", err)
 	}
-	out := &Social{Friends: []SocialEntry{}, Incoming: []SocialEntry{}, Outgoing: []SocialEntry{}, Blocked: []SocialEntry{}, Limits: s.socialLimits()}
-	for _, e := range edges {
-		entry := SocialEntry{Player: e.Other, State: e.State, Since: e.Since.UTC(), AllowedActions: AllowedActions(e.State)}
-		switch e.State {
-		case StateFriend:
-			out.Friends = append(out.Friends, entry)
-		case StateIncoming:
-			out.Incoming = append(out.Incoming, entry)
-		case StateOutgoing:
-			out.Outgoing = append(out.Outgoing, entry)
-		case StateBlocked:
-			out.Blocked = append(out.Blocked, entry)
-		}
+	counts, err := s.store.EdgeCounts(ctx, playerID)
+	if err != nil {
+		return nil, fmt.Errorf("social counts: %w", err)
 	}
-	out.Counts = SocialCounts{Friends: len(out.Friends), Incoming: len(out.Incoming), Outgoing: len(out.Outgoing), Blocked: len(out.Blocked)}
+	// UNION ALL promises no order, so the lists' order is restored here.
+	slices.SortFunc(edges, func(a, b Edge) int {
+		if c := b.Since.Compare(a.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Other.ID.String(), b.Other.ID.String())
+	})
+	out := &Social{Friends: []SocialEntry{}, Incoming: []SocialEntry{}, Outgoing: []SocialEntry{}, Blocked: []SocialEntry{},
+		Counts: s.socialSummary(counts).Counts, Limits: s.socialLimits()}
+	lists := map[string]*[]SocialEntry{StateFriend: &out.Friends, StateIncoming: &out.Incoming, StateOutgoing: &out.Outgoing, StateBlocked: &out.Blocked}
+	next := map[string]*string{StateFriend: &out.NextCursor.Friends, StateIncoming: &out.NextCursor.Incoming,
+		StateOutgoing: &out.NextCursor.Outgoing, StateBlocked: &out.NextCursor.Blocked}
+	for _, e := range edges {
+		list := lists[e.State]
+		if list == nil {
+			continue
+		}
+		if len(*list) == limit { // the extra row only says there is more
+			last := (*list)[limit-1]
+			*next[e.State] = encodeCursor(cursor{kind: e.State, at: last.Since, id: last.Player.ID})
+			continue
+		}
+		*list = append(*list, SocialEntry{Player: e.Other, State: e.State, Since: e.Since.UTC(), AllowedActions: AllowedActions(e.State)})
+	}
 	return out, nil
 }
 
@@ -274,6 +340,13 @@ func (s *Service) actTx(ctx context.Context, tx Tx, me uuid.UUID, target PlayerR
 		if err := s.checkCap(ctx, tx, me, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
 			return nil, err
 		}
+		// A hidden block already swallows the request; refusing it
+		// would reveal the block.
+		if !hiddenBlock {
+			if err := s.checkIncoming(ctx, tx, target); err != nil {
+				return nil, err
+			}
+		}
 		if err := tx.SetEdge(ctx, me, target.ID, StateOutgoing, now); err != nil {
 			return nil, err
 		}
@@ -331,6 +404,21 @@ func (s *Service) checkCap(ctx context.Context, tx Tx, playerID uuid.UUID, state
 	if n >= limit {
 		return platform.Errorf(platform.KindConflict, CodeSocialLimitReached, "You already have %d %s, the most allowed", n, what).
 			WithDetails("limit", limit)
+	}
+	return nil
+}
+
+// checkIncoming fails with SOCIAL_REQUESTS_FULL when target already has
+// the most friend requests waiting that a player may have.
+func (s *Service) checkIncoming(ctx context.Context, tx Tx, target PlayerRef) error {
+	n, err := tx.CountEdges(ctx, target.ID, StateIncoming)
+	if err != nil {
+		return err
+	}
+	if n >= s.limits.MaxIncomingRequests {
+		return platform.Errorf(platform.KindConflict, CodeSocialRequestsFull,
+			"%s has too many friend requests waiting; try again later", target.Nickname).
+			WithDetails("limit", s.limits.MaxIncomingRequests)
 	}
 	return nil
 }

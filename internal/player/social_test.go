@@ -47,7 +47,7 @@ func TestMutualFirstRequestsRace(t *testing.T) {
 		}
 	}
 	for _, p := range ps {
-		s, err := env.Players.Social(ctx, p.a)
+		s, err := env.Players.Social(ctx, p.a, player.SocialQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,7 +126,7 @@ func TestSeedNeverUndoesPlayerChanges(t *testing.T) {
 	if report.Changed() {
 		t.Errorf("reseeding changed something: %+v", report.Items)
 	}
-	social, err := env.Players.Social(ctx, ada)
+	social, err := env.Players.Social(ctx, ada, player.SocialQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestSeedSkipsWorldItemsThatClash(t *testing.T) {
 		t.Errorf("the existing account was changed: %+v, %v", u, err)
 	}
 	// The relationships naming linus use the existing account.
-	social, err := env.Players.Social(ctx, linus.ID)
+	social, err := env.Players.Social(ctx, linus.ID, player.SocialQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,8 +109,29 @@ func (s *AccountStore) UserByID(ctx context.Context, id uuid.UUID) (*account.Use
 }
 
 // UserByEmail implements account.Store.
+//
+// It is sign-in's lookup, so its values are bound parameters rather than
+// the literals bun writes into a query: PostgreSQL then runs one prepared
+// statement per connection instead of parsing and planning every call.
 func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error) {
-	return userWhere(ctx, s.db.bun, "realm = ? AND email = ?", string(realm), email)
+	query := "SELECT * FROM users WHERE realm = ? AND email = ? LIMIT 1"
+	if s.db.dialect == Postgres {
+		query = numberPlaceholders(query)
+	}
+	rows, err := s.db.bun.DB.QueryContext(ctx, query, string(realm), email)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	var row userRow
+	err = s.db.bun.ScanRows(ctx, rows, &row)
+	// ScanRows leaves the model untouched when no row matched.
+	if errors.Is(err, sql.ErrNoRows) || err == nil && row.ID == uuid.Nil {
+		return nil, account.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return row.user(), nil
 }
 
 // UserByID implements the read-user step of auth.Tx.

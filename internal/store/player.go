@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,16 +138,33 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 	return state, mapError(err)
 }
 
-func (q playerQ) Edges(ctx context.Context, userID uuid.UUID) ([]player.Edge, error) {
-	out := make([]player.Edge, 0, 16)
+// EdgePages reads every page in one statement, a UNION ALL of keyset
+// reads that each stop at their LIMIT on social_edges_user_state_idx.
+func (q playerQ) EdgePages(ctx context.Context, userID uuid.UUID, pages []player.EdgePage) ([]player.Edge, error) {
+	out := make([]player.Edge, 0, 64)
+	if len(pages) == 0 {
+		return out, nil
+	}
+	branches := make([]string, len(pages))
+	var args []any
+	for i, p := range pages {
+		after := ""
+		args = append(args, userID, p.State)
+		if p.After != nil {
+			after = " AND (e.since < ? OR (e.since = ? AND e.other_id > ?))"
+			args = append(args, p.After.Since.UTC(), p.After.Since.UTC(), p.After.Other)
+		}
+		args = append(args, p.Limit)
+		branches[i] = `SELECT * FROM (SELECT e.other_id, e.state, e.since FROM social_edges e
+			WHERE e.user_id = ? AND e.state = ?` + after + ` ORDER BY e.since DESC, e.other_id LIMIT ?) p` + strconv.Itoa(i)
+	}
 	err := q.each(ctx, func(rows rowScanner) error {
 		var e player.Edge
 		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
 		out = append(out, e)
 		return err
-	}, `SELECT u.id, u.nickname, u.name, u.image, e.state, e.since
-		FROM social_edges e JOIN users u ON u.id = e.other_id
-		WHERE e.user_id = ? ORDER BY e.since DESC, u.id`, userID)
+	}, `SELECT u.id, u.nickname, u.name, u.image, page.state, page.since
+		FROM (`+strings.Join(branches, " UNION ALL ")+`) page JOIN users u ON u.id = page.other_id`, args...)
 	return out, err
 }
 
@@ -254,12 +272,23 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 // returned. The viewer's own lobby is not listed either; rather than a
 // third subplan, the page is read one lobby longer and the lobby of the
 // second part is dropped from it here.
+//
+// The page is read in list order from lobbies_joinable_idx and stops at
+// its LIMIT. The idle filter is written "(active_at >= ?) IS TRUE" so that
+// PostgreSQL cannot turn it into a range scan of lobbies_live_idx: its
+// statistics always lag behind the newest active_at values, so it would
+// underestimate that range, read every live lobby and sort them.
 func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
 	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
 	queue := ""
 	if f.Queue != "" {
 		queue = " AND l.queue_id = ?"
 		args = append(args, f.Queue)
+	}
+	after := ""
+	if f.After != nil {
+		after = " AND (l.created_at < ? OR (l.created_at = ? AND l.id > ?))"
+		args = append(args, f.After.Since.UTC(), f.After.Since.UTC(), f.After.Other)
 	}
 	args = append(args, f.Limit+1, f.Viewer)
 	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit+1)}
@@ -294,11 +323,11 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		return nil
 	}, `SELECT 'listed' AS kind, `+listedColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
 		FROM (SELECT * FROM lobbies l
-			WHERE l.status = 'open' AND l.active_at >= ? AND l.member_count < l.capacity
+			WHERE l.status = 'open' AND (l.active_at >= ?) IS TRUE AND l.member_count < l.capacity
 			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
 				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
 			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
-			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+`
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+after+`
 			ORDER BY l.created_at DESC, l.id LIMIT ?) l
 		JOIN users u ON u.id = l.host_id
 		UNION ALL

@@ -64,20 +64,39 @@ type DB struct {
 	dialect string
 }
 
-// Open connects to the database named by rawURL: postgres:// or
-// postgresql:// for PostgreSQL; sqlite://PATH or file:PATH for the embedded
-// SQLite, whose parent directory is created when missing.
+// Pool sizes the PostgreSQL connection pool and bounds its statements
+// (config.DBPool). The embedded SQLite database keeps its own small pool.
+type Pool struct {
+	MaxConns, MaxIdleConns           int
+	ConnMaxLifetime, ConnMaxIdleTime time.Duration
+	// StatementTimeout is sent as statement_timeout unless the URL sets
+	// one; 0 leaves the server's default.
+	StatementTimeout time.Duration
+}
+
+// DefaultPool is the pool of operator commands and tests.
+var DefaultPool = Pool{MaxConns: 20, MaxIdleConns: 20, ConnMaxLifetime: time.Hour, ConnMaxIdleTime: 5 * time.Minute}
+
+// Open connects to the database named by rawURL with DefaultPool.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
+	return OpenPool(ctx, rawURL, DefaultPool)
+}
+
+// OpenPool connects to the database named by rawURL: postgres:// or
+// postgresql:// for PostgreSQL, with pool p; sqlite://PATH or file:PATH for
+// the embedded SQLite, whose parent directory is created when missing.
+func OpenPool(ctx context.Context, rawURL string, p Pool) (*DB, error) {
 	var db *DB
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		sqldb, err := sql.Open("pgx", rawURL)
+		sqldb, err := sql.Open("pgx", withStatementTimeout(rawURL, p.StatementTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		sqldb.SetMaxOpenConns(20)
-		sqldb.SetMaxIdleConns(20)
-		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		sqldb.SetMaxOpenConns(p.MaxConns)
+		sqldb.SetMaxIdleConns(min(p.MaxIdleConns, p.MaxConns))
+		sqldb.SetConnMaxLifetime(p.ConnMaxLifetime)
+		sqldb.SetConnMaxIdleTime(p.ConnMaxIdleTime)
 		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres}
 	default:
 		path, err := sqlitePath(rawURL)
@@ -107,6 +126,19 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		return nil, mapError(fmt.Errorf("connect to %s database: %w", db.dialect, err))
 	}
 	return db, nil
+}
+
+// withStatementTimeout adds statement_timeout (a run-time parameter pgx
+// sends at connect) to a PostgreSQL URL that does not set it.
+func withStatementTimeout(rawURL string, d time.Duration) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || d <= 0 || u.Query().Has("statement_timeout") {
+		return rawURL // a malformed URL fails in sql.Open's parser with its own message
+	}
+	q := u.Query()
+	q.Set("statement_timeout", fmt.Sprint(d.Milliseconds()))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func sqlitePath(rawURL string) (string, error) {

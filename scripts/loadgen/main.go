@@ -40,7 +40,8 @@ func main() {
 
 type options struct {
 	plan, base, smtp, jsonOut, gobench, label, only, pgURL, metrics string
-	conns                                                           int
+	cookies, adminCookie                                            string
+	conns, hot                                                      int
 	dur, warmup, interval, mailTimeout, reqTimeout                  time.Duration
 	wait                                                            time.Duration
 	iterations                                                      int64
@@ -72,6 +73,9 @@ func run(ctx context.Context, args []string) int {
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "wait this long for GET /api to answer before starting")
 	fs.IntVar(&o.pid, "pid", 0, "server process id, to sample its RSS and CPU time from /proc")
 	fs.StringVar(&o.metrics, "metrics", "", "soak: the server's Prometheus endpoint, to follow its Go heap, goroutines, pool and outbox")
+	fs.StringVar(&o.cookies, "cookies", "", "file of Cookie headers, one a line, for steps with \"cookies\" (the heavy player first)")
+	fs.StringVar(&o.adminCookie, "admin-cookie", "", "file with an administrator's Cookie header, for steps with \"cookies\": \"admin\"")
+	fs.IntVar(&o.hot, "hot", 32, "how many players of the -cookies file the \"hot\" steps use")
 	fs.StringVar(&o.pgURL, "pg-url", "", "the server's PostgreSQL database (same machine), to add its backends' CPU time per request")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -104,6 +108,9 @@ func execute(ctx context.Context, mode string, o *options) error {
 	rep := &report{Machine: describeMachine(o.label), Started: nowRFC3339(), Base: base.String()}
 
 	r := &runner{plan: plan, base: base, runID: randomHex(4), mailTimeout: o.mailTimeout, reqTimeout: o.reqTimeout, metricsURL: o.metrics}
+	if r.cookies, err = loadCookies(o.cookies, o.adminCookie, o.hot); err != nil {
+		return err
+	}
 	if o.smtp != "" {
 		s, err := startSink(o.smtp)
 		if err != nil {

@@ -75,6 +75,11 @@ type Step struct {
 	// ETag sends the ETag of this step's previous response as
 	// If-None-Match, as a caching client does; 304 is then acceptable.
 	ETag bool `json:"etag,omitempty"`
+	// Cookies sends a Cookie header from the -cookies file instead of the
+	// user's jar: "heavy" its first line, "hot" one of the next -hot lines
+	// per virtual user, "spread" a random line of all but the first, and
+	// "admin" the -admin-cookie file's.
+	Cookies string `json:"cookies,omitempty"`
 
 	name     string
 	path     *text

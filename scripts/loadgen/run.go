@@ -31,6 +31,7 @@ type runner struct {
 	reqTimeout  time.Duration
 	cpu         *cpuMeter
 	metricsURL  string
+	cookies     *cookiePool
 
 	mu     sync.Mutex
 	vusers []*vuser
@@ -148,6 +149,13 @@ func (r *runner) step(v *vuser, st *Step) (failure string, err error) {
 		}
 	}
 	req := request{Method: st.Method, Cookie: v.jar.header}
+	if st.Cookies != "" {
+		c, err := r.cookies.pick(st.Cookies, v.data.User)
+		if err != nil {
+			return "", err
+		}
+		req.Cookie = c
+	}
 	p, err := st.path.render(&v.data, &v.buf)
 	if err != nil {
 		return "", err
