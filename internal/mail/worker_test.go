@@ -488,10 +488,10 @@ func TestPruneMail(t *testing.T) {
 	}
 	pending := f.enqueue(t, "bob@example.com", time.Hour)
 	ms := f.db.Mail()
-	if n, err := ms.PruneMail(context.Background(), time.Now().Add(-time.Minute)); err != nil || n != 0 {
+	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(-time.Minute), false); err != nil || n != 0 {
 		t.Fatalf("prune of nothing old: %d, %v", n, err)
 	}
-	if n, err := ms.PruneMail(context.Background(), time.Now().Add(time.Minute)); err != nil || n != 1 {
+	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(time.Minute), false); err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v; want the sent message only", n, err)
 	}
 	if _, _, err := ms.GetMail(context.Background(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {

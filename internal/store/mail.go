@@ -249,17 +249,6 @@ func (s *MailStore) ExpireMail(ctx context.Context, now time.Time) (int, error) 
 	return int(expired), nil
 }
 
-// PruneMail implements mail.Store.
-func (s *MailStore) PruneMail(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.bun.NewDelete().Model((*mailRow)(nil)).
-		Where("status IN ('sent', 'failed', 'expired') AND updated_at < ?", before.UTC()).Exec(ctx)
-	if err != nil {
-		return 0, mapError(fmt.Errorf("prune mail: %w", err))
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
 // ListMail implements mail.OutboxStore.
 func (s *MailStore) ListMail(ctx context.Context, f mail.Filter) ([]mail.Message, error) {
 	var rows []mailRow

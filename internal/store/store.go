@@ -7,6 +7,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -46,9 +46,9 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	var db *DB
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		sqldb, err := sql.Open("pgx", rawURL)
+		sqldb, err := openPostgres(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, err
 		}
 		sqldb.SetMaxOpenConns(20)
 		sqldb.SetMaxIdleConns(20)
@@ -169,16 +169,11 @@ func isConnectionError(err error) bool {
 	}
 	// A connection the server (or the network) closed mid-conversation
 	// surfaces from pgx as a bare EOF.
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
 		strings.Contains(msg, "connection reset") || strings.Contains(msg, "failed to connect") ||
 		strings.Contains(msg, "conn closed") || errors.Is(err, context.DeadlineExceeded)
-}
-
-// InTx runs fn in a transaction, committing when it returns nil.
-func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return mapError(db.bun.RunInTx(ctx, nil, fn))
 }
