@@ -72,7 +72,7 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 	m := &wakeCounter{Composer: composer}
 	svc := auth.NewService(db.Sessions(), accounts, m, auth.Options{
 		Limiter: db.RateLimits(),
-		Secret: secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
+		Secret:  secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
 		Limits: limits,

@@ -296,11 +296,13 @@ func TestSignUpAndSignInErrors(t *testing.T) {
 	}
 }
 
-// 50 concurrent sign-ups with one nickname (in different letter cases):
-// exactly one succeeds and every other gets 422 NICKNAME_TAKEN.
+// 50 concurrent sign-ups with one nickname (in different letter cases),
+// from 50 addresses so that hashing admission lets each through: exactly
+// one succeeds and every other gets 422 NICKNAME_TAKEN.
 func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
 	t.Parallel()
-	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"))
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"),
+		apitest.WithEnv("PLATFORM_TRUSTED_PROXIES", "127.0.0.1/32"), apitest.WithEnv("PLATFORM_HASH_WAIT", "30s"))
 	const n = 50
 	statuses := make([]int, n)
 	codes := make([]string, n)
@@ -308,6 +310,7 @@ func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
 	start := make(chan struct{})
 	for i := range n {
 		c := srv.Client(t)
+		c.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i+1))
 		nick := []string{"Racer", "racer", "RACER", "rAcEr"}[i%4]
 		wg.Go(func() {
 			<-start

@@ -27,7 +27,7 @@ func TestRequireSession(t *testing.T) {
 	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), clock)
 	sessions := auth.NewService(db.Sessions(), accounts, nil, auth.Options{
 		Limiter: db.RateLimits(),
-		Secret: "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
+		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://game.example"},
 	}, clock)

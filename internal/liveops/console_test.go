@@ -24,7 +24,7 @@ func TestConsoleCounts(t *testing.T) {
 	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
 	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{
 		Limiter: f.db.RateLimits(),
-		Secret: "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
+		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 	}, f.clock.now)
 	signUp := func(n string) {

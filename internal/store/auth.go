@@ -4,14 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/account"
@@ -149,19 +147,10 @@ func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
 }
 
 func (s *SessionStore) lookupPostgres(ctx context.Context, tokenHash string, r *lookupRow) error {
-	conn, err := s.db.bun.DB.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(driverConn any) error {
-		pc, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("session lookup: unexpected driver connection %T", driverConn)
-		}
+	return withPgx(ctx, s.db.bun.DB, func(pc *pgx.Conn) error {
 		var sid, uid pgtype.UUID
 		var nickname, image, role pgtype.Text
-		err := pc.Conn().QueryRow(ctx, s.lookupSQL, tokenHash).Scan(
+		err := pc.QueryRow(ctx, s.lookupSQL, tokenHash).Scan(
 			&sid, &uid, &r.sessionRealm, &r.remember, &r.expiresAt, &r.sessionCreated, &r.sessionUpdated,
 			&r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name, &nickname, &r.emailVerified, &image,
 			&r.passwordHash, &role, &r.userCreated, &r.userUpdated)

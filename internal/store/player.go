@@ -664,4 +664,3 @@ func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.
 	}
 	return l, members, nil
 }
-

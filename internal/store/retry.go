@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,41 +22,108 @@ import (
 // as driver.ErrBadConn when it fails a statement before running it, so
 // database/sql retries the statement on another connection, a new one at
 // the last try, instead of failing the request.
+//
+// Once one connection is found dead, its siblings probably are too (a
+// failover ends them all): for a few seconds every connection is pinged
+// as it leaves the pool, so the retry lands on a live or a new one.
 func openPostgres(rawURL string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return sql.OpenDB(retryConnector{stdlib.GetConnector(*cfg)}), nil
+	s := &suspicion{}
+	connector := stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
+		return p.IdleDuration > time.Second || s.active()
+	}))
+	return sql.OpenDB(retryConnector{Connector: connector, suspicion: s}), nil
 }
 
-type retryConnector struct{ driver.Connector }
+// suspicion is the time until which pooled connections are pinged before use.
+type suspicion struct{ until atomic.Int64 }
+
+func (s *suspicion) raise()       { s.until.Store(time.Now().Add(5 * time.Second).UnixNano()) }
+func (s *suspicion) active() bool { return time.Now().UnixNano() < s.until.Load() }
+
+type retryConnector struct {
+	driver.Connector
+	suspicion *suspicion
+}
 
 func (c retryConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return retryConn{conn.(*stdlib.Conn)}, nil
+	return retryConn{Conn: conn.(*stdlib.Conn), suspicion: c.suspicion}, nil
 }
 
 // retryConn is a pgx connection whose statements and BEGINs turn a lost
 // connection into driver.ErrBadConn. Everything else is pgx's own.
-type retryConn struct{ *stdlib.Conn }
+type retryConn struct {
+	*stdlib.Conn
+	suspicion *suspicion
+}
 
 func (c retryConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	res, err := c.Conn.ExecContext(ctx, query, args)
-	return res, badConn(err)
+	return res, c.check(err)
 }
 
 func (c retryConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	rows, err := c.Conn.QueryContext(ctx, query, args)
-	return rows, badConn(err)
+	return rows, c.check(err)
 }
 
 func (c retryConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	tx, err := c.Conn.BeginTx(ctx, opts)
-	return tx, badConn(err)
+	return tx, c.check(err)
+}
+
+// Ping is pgx's, raising the suspicion when the connection is dead.
+func (c retryConn) Ping(ctx context.Context) error {
+	err := c.Conn.Ping(ctx)
+	if err != nil {
+		c.suspicion.raise()
+	}
+	return err
+}
+
+// check maps err with badConn and, for a lost connection, raises the
+// suspicion on the others.
+func (c retryConn) check(err error) error {
+	err = badConn(err)
+	if errors.Is(err, driver.ErrBadConn) {
+		c.suspicion.raise()
+	}
+	return err
+}
+
+// withPgx runs fn on the pgx connection behind a pooled connection, for
+// the hot reads that skip database/sql's row scanning. When fn's
+// statement failed because the connection was lost before it ran, the
+// connection is dropped and fn runs once more on another.
+func withPgx(ctx context.Context, db *sql.DB, fn func(*pgx.Conn) error) error {
+	err := withPgxOnce(ctx, db, fn)
+	if errors.Is(err, driver.ErrBadConn) {
+		err = withPgxOnce(ctx, db, fn)
+	}
+	return err
+}
+
+func withPgxOnce(ctx context.Context, db *sql.DB, fn func(*pgx.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		rc, ok := driverConn.(retryConn)
+		if !ok {
+			return fmt.Errorf("store: unexpected driver connection %T", driverConn)
+		}
+		// ErrBadConn from Raw also makes database/sql close the connection.
+		return rc.check(fn(rc.Conn.Conn()))
+	})
 }
 
 // badConn maps an error that proves the statement never ran on the server

@@ -110,8 +110,16 @@ func (db *DB) Dialect() string { return db.dialect }
 // Bun exposes the bun handle to this package's stores and tests.
 func (db *DB) Bun() *bun.DB { return db.bun }
 
-// Ping checks that the database answers.
-func (db *DB) Ping(ctx context.Context) error { return db.bun.PingContext(ctx) }
+// Ping checks that the database answers. A pooled connection found dead
+// is dropped and the ping tried once more, on a connection checked first,
+// so health recovers at the next check after a failover.
+func (db *DB) Ping(ctx context.Context) error {
+	err := db.bun.PingContext(ctx)
+	if errors.Is(err, driver.ErrBadConn) {
+		err = db.bun.PingContext(ctx)
+	}
+	return err
+}
 
 // Close closes every connection.
 func (db *DB) Close() error { return db.bun.Close() }
