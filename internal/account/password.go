@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -64,7 +65,12 @@ type Hasher struct {
 
 	mu       sync.Mutex
 	inFlight map[string]int // hashes waiting or running, per client key
+	waiting  atomic.Int64   // hashes waiting for a slot
 }
+
+// queuePerSlot bounds the hashes waiting for a slot: past it a request is
+// refused at once, as it would only time out at the end of its wait.
+const queuePerSlot = 4
 
 // Admission bounds the wait for a hashing slot.
 type Admission struct {
@@ -107,6 +113,13 @@ func (h *Hasher) acquire(ctx context.Context) (release func(), err error) {
 	keys, _ := ctx.Value(clientKeysKey{}).([]string)
 	if !h.enter(keys) {
 		return nil, ErrHashClientBusy
+	}
+	if h.admission.Wait > 0 && h.waiting.Add(1) > int64(queuePerSlot*cap(h.slots)) {
+		h.waiting.Add(-1)
+		h.leave(keys)
+		return nil, ErrHashBusy
+	} else if h.admission.Wait > 0 {
+		defer h.waiting.Add(-1)
 	}
 	var timeout <-chan time.Time
 	if h.admission.Wait > 0 {
