@@ -169,7 +169,7 @@ func TestReplicasShareRateLimits(t *testing.T) {
 func TestReplicasSeeOneAnother(t *testing.T) {
 	rs := startReplicas(t, nil)
 	a, b := rs.replicas[0], rs.replicas[1]
-	cookie := a.signUp(t)
+	cookie := cookieOf(a.signUpWithEmail(t))
 	if status, body, _ := rs.send(t, b.URL, "GET", "/api/auth/player/get-session", "192.0.2.1", cookie, nil); status != http.StatusOK || !bytes.Contains(body, []byte(`"session"`)) {
 		t.Fatalf("get-session on b before sign-out: %d %s", status, body)
 	}
@@ -207,7 +207,7 @@ func TestReplicasSeeOneAnother(t *testing.T) {
 func TestReplicasLobbyRaceKeepsCapacity(t *testing.T) {
 	// Sign-ups through the services share one (empty) address.
 	rs := startReplicas(t, map[string]string{"PLATFORM_RATE_LIMIT_LOGIN_IP": "100/1m"})
-	host := rs.replicas[0].signUp(t)
+	host := cookieOf(rs.replicas[0].signUpWithEmail(t))
 	status, body, _ := rs.send(t, rs.proxy.URL, "POST", "/api/player/lobbies", "192.0.2.2", host,
 		map[string]string{"queue": "custom-hosted", "visibility": "public"})
 	if status != http.StatusOK && status != http.StatusCreated {
@@ -222,7 +222,7 @@ func TestReplicasLobbyRaceKeepsCapacity(t *testing.T) {
 	const joiners = 8
 	cookies := make([]string, joiners)
 	for i := range cookies {
-		cookies[i] = rs.replicas[i%2].signUp(t)
+		cookies[i] = cookieOf(rs.replicas[i%2].signUpWithEmail(t))
 	}
 	var joined atomic.Int64
 	var wg sync.WaitGroup
@@ -317,7 +317,7 @@ func withApp(t *testing.T, dbURL string, fn func(*app.App)) {
 // its connection dead runs again on another, and health stays up.
 func TestReplicasSurviveTerminatedBackends(t *testing.T) {
 	rs := startReplicas(t, nil)
-	cookie := rs.replicas[0].signUp(t)
+	cookie := cookieOf(rs.replicas[0].signUpWithEmail(t))
 	db, err := store.Open(t.Context(), rs.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -350,3 +350,6 @@ func TestReplicasSurviveTerminatedBackends(t *testing.T) {
 		t.Logf("round %d: terminated %d backends; %d of 8 requests failed", round, killed, failed)
 	}
 }
+
+// cookieOf keeps the Cookie header of signUpWithEmail.
+func cookieOf(cookie, _ string) string { return cookie }
