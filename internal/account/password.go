@@ -10,10 +10,15 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/scrypt"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // Argon2Params are the argon2id cost parameters of new hashes.
@@ -48,27 +53,124 @@ const (
 //
 // Each hash holds Argon2Params.MemoryKiB of memory (scrypt holds 32 MiB), so
 // at most GOMAXPROCS run at once; more would only queue for the CPU anyway,
-// while multiplying peak memory under a burst of sign-ins.
+// while multiplying peak memory under a burst of sign-ins. Admission keeps
+// the queue short: a hash waits at most Admission.Wait for a slot, and one
+// client (an address, an account) has at most Admission.PerClient hashes
+// waiting or running, so a flood of wrong passwords cannot starve everyone
+// else of the slots.
 type Hasher struct {
-	params Argon2Params
-	slots  chan struct{}
+	params    Argon2Params
+	slots     chan struct{}
+	admission Admission
+
+	mu       sync.Mutex
+	inFlight map[string]int // hashes waiting or running, per client key
+	waiting  atomic.Int64   // hashes waiting for a slot
 }
 
-// NewHasher returns a hasher that makes new hashes with params.
-func NewHasher(params Argon2Params) *Hasher {
-	return &Hasher{params: params, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+// queuePerSlot bounds the hashes waiting for a slot: past it a request is
+// refused at once, as it would only time out at the end of its wait.
+const queuePerSlot = 4
+
+// Admission bounds the wait for a hashing slot.
+type Admission struct {
+	// Wait is how long a hash waits for a slot before the request is
+	// refused with SERVICE_UNAVAILABLE; zero waits as long as the context.
+	Wait time.Duration
+	// PerClient is how many hashes one client key may have waiting or
+	// running at once; zero means no limit.
+	PerClient int
 }
 
-func (h *Hasher) acquire(ctx context.Context) error {
+// ErrHashBusy refuses a hash that found no slot within the admission wait.
+var ErrHashBusy = &platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
+	Message: "The server is busy checking passwords; try again shortly.", RetryAfter: 2 * time.Second}
+
+// ErrHashClientBusy refuses a hash from a client that has as many in
+// flight as Admission.PerClient allows.
+var ErrHashClientBusy = &platform.Error{Kind: platform.KindRateLimited, Code: platform.CodeRateLimited,
+	Message: "Too many requests. Please try again later.", RetryAfter: time.Second}
+
+// NewHasher returns a hasher that makes new hashes with params and admits
+// hashes as admission says.
+func NewHasher(params Argon2Params, admission Admission) *Hasher {
+	return &Hasher{params: params, slots: make(chan struct{}, runtime.GOMAXPROCS(0)), admission: admission,
+		inFlight: make(map[string]int)}
+}
+
+type clientKeysKey struct{}
+
+// WithClientKeys names the clients (such as "ip|203.0.113.9" and
+// "account|player|a@example.com") that the hashes made under ctx count
+// against.
+func WithClientKeys(ctx context.Context, keys ...string) context.Context {
+	return context.WithValue(ctx, clientKeysKey{}, keys)
+}
+
+// acquire waits for a hashing slot for the clients named in ctx, and
+// returns the release to defer.
+func (h *Hasher) acquire(ctx context.Context) (release func(), err error) {
+	keys, _ := ctx.Value(clientKeysKey{}).([]string)
+	if !h.enter(keys) {
+		return nil, ErrHashClientBusy
+	}
+	if h.admission.Wait > 0 && h.waiting.Add(1) > int64(queuePerSlot*cap(h.slots)) {
+		h.waiting.Add(-1)
+		h.leave(keys)
+		return nil, ErrHashBusy
+	} else if h.admission.Wait > 0 {
+		defer h.waiting.Add(-1)
+	}
+	var timeout <-chan time.Time
+	if h.admission.Wait > 0 {
+		t := time.NewTimer(h.admission.Wait)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case h.slots <- struct{}{}:
-		return nil
+		return func() { <-h.slots; h.leave(keys) }, nil
+	case <-timeout:
+		h.leave(keys)
+		return nil, ErrHashBusy
 	case <-ctx.Done():
-		return ctx.Err()
+		h.leave(keys)
+		return nil, ctx.Err()
 	}
 }
 
-func (h *Hasher) release() { <-h.slots }
+// enter counts a hash against every key, or none when one is full. Keys
+// are only in the map while a hash of theirs is waiting or running, so
+// its size is bounded by the requests in flight.
+func (h *Hasher) enter(keys []string) bool {
+	if h.admission.PerClient <= 0 || len(keys) == 0 {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		if h.inFlight[k] >= h.admission.PerClient {
+			return false
+		}
+	}
+	for _, k := range keys {
+		h.inFlight[k]++
+	}
+	return true
+}
+
+func (h *Hasher) leave(keys []string) {
+	if h.admission.PerClient <= 0 || len(keys) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		if h.inFlight[k]--; h.inFlight[k] <= 0 {
+			delete(h.inFlight, k)
+		}
+	}
+}
 
 // Hash returns the argon2id PHC string of password with a fresh salt.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
@@ -84,10 +186,11 @@ func (h *Hasher) HashIf(ctx context.Context, password string, precheck func(cont
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.acquire(ctx)
+	if err != nil {
 		return "", err
 	}
-	defer h.release()
+	defer release()
 	if precheck != nil {
 		if err := precheck(ctx); err != nil {
 			return "", err
@@ -108,10 +211,11 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (ok, stal
 		if err != nil {
 			return false, false, err
 		}
-		if err := h.acquire(ctx); err != nil {
+		release, err := h.acquire(ctx)
+		if err != nil {
 			return false, false, err
 		}
-		defer h.release()
+		defer release()
 		key := argon2.IDKey([]byte(norm.NFKC.String(password)), ph.salt, ph.params.Iterations, ph.params.MemoryKiB,
 			ph.params.Parallelism, uint32(len(ph.key)))
 		ok := subtle.ConstantTimeCompare(key, ph.key) == 1
@@ -125,10 +229,11 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (ok, stal
 	if err != nil || len(want) != scryptKeyLen || len(saltHex) == 0 {
 		return false, false, fmt.Errorf("malformed scrypt password hash")
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.acquire(ctx)
+	if err != nil {
 		return false, false, err
 	}
-	defer h.release()
+	defer release()
 	// better-auth passes the hex text of the salt, not its bytes, to scrypt.
 	key, err := scrypt.Key([]byte(norm.NFKC.String(password)), []byte(saltHex), scryptN, scryptR, scryptP, scryptKeyLen)
 	if err != nil {
@@ -142,10 +247,11 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (ok, stal
 // for unknown emails so that timing does not reveal which accounts exist;
 // it needs no stored dummy hash, so even the first call costs the same.
 func (h *Hasher) BurnVerify(ctx context.Context, password string) error {
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.acquire(ctx)
+	if err != nil {
 		return err
 	}
-	defer h.release()
+	defer release()
 	p := h.params
 	key := argon2.IDKey([]byte(norm.NFKC.String(password)), burnSalt[:], p.Iterations, p.MemoryKiB, p.Parallelism, argon2KeyLen)
 	subtle.ConstantTimeCompare(key, burnKey[:])

@@ -14,7 +14,7 @@ var testParams = Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
 
 func TestArgon2RoundTrip(t *testing.T) {
 	ctx := context.Background()
-	h := NewHasher(testParams)
+	h := NewHasher(testParams, Admission{})
 	hash, err := h.Hash(ctx, "correct horse battery")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestArgon2RoundTrip(t *testing.T) {
 		}
 	}
 	// Another cost setting still verifies the old hash but marks it stale.
-	h2 := NewHasher(Argon2Params{MemoryKiB: 2048, Iterations: 1, Parallelism: 1})
+	h2 := NewHasher(Argon2Params{MemoryKiB: 2048, Iterations: 1, Parallelism: 1}, Admission{})
 	ok, stale, err := h2.Verify(ctx, hash, "correct horse battery")
 	if err != nil || !ok || !stale {
 		t.Fatalf("Verify with new parameters = ok %v stale %v err %v, want ok and stale", ok, stale, err)
@@ -49,7 +49,7 @@ func TestArgon2RoundTrip(t *testing.T) {
 
 func TestHashDefaultParameters(t *testing.T) {
 	ctx := context.Background()
-	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1})
+	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, Admission{})
 	hash, err := h.Hash(ctx, "pässwörd")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestVerifyBetterAuthScrypt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	h := NewHasher(testParams)
+	h := NewHasher(testParams, Admission{})
 	for _, v := range file.Vectors {
 		ok, stale, err := h.Verify(ctx, v.Hash, v.Password)
 		if err != nil || !ok || !stale {
@@ -94,7 +94,7 @@ func TestVerifyBetterAuthScrypt(t *testing.T) {
 
 func TestVerifyMalformedHashes(t *testing.T) {
 	ctx := context.Background()
-	h := NewHasher(testParams)
+	h := NewHasher(testParams, Admission{})
 	for _, bad := range []string{
 		"",
 		"plain",
@@ -113,7 +113,7 @@ func TestVerifyMalformedHashes(t *testing.T) {
 }
 
 func TestHashHonoursCancellation(t *testing.T) {
-	h := NewHasher(testParams)
+	h := NewHasher(testParams, Admission{})
 	// Occupy every slot, then ask with a cancelled context.
 	for range cap(h.slots) {
 		h.slots <- struct{}{}
@@ -127,7 +127,7 @@ func TestHashHonoursCancellation(t *testing.T) {
 
 func BenchmarkHashDefault(b *testing.B) {
 	ctx := context.Background()
-	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1})
+	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, Admission{})
 	for b.Loop() {
 		if _, err := h.Hash(ctx, "correct horse battery"); err != nil {
 			b.Fatal(err)

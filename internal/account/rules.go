@@ -246,3 +246,21 @@ func validateNewUser(realm Realm, in NewUser) (*User, error) {
 	}
 	return u, nil
 }
+
+// CheckNewUser validates in for realm as Prepare does, without hashing or
+// reading anything, so that sign-up can refuse a malformed body before it
+// counts an attempt.
+func CheckNewUser(realm Realm, in NewUser) error {
+	_, err := validateNewUser(realm, in)
+	return err
+}
+
+// CheckCredentials validates the shape of a sign-in as Authenticate does,
+// without reading anything, so that sign-in can refuse a malformed body
+// before it counts an attempt.
+func CheckCredentials(email, password string) error {
+	if err := checkPasswordMax(password); err != nil {
+		return err
+	}
+	return validateEmail(NormalizeEmail(email))
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/httpapi"
+	"github.com/towerdefence/platformctl/internal/jobs"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
@@ -70,13 +71,15 @@ type App struct {
 	Profile *profile.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
-	// Gauges are the database-wide figures of the metrics and the admin
-	// bootstraps, measured by the counter job (RefreshGauges).
-	Gauges *liveops.Gauges
 	// Now is the clock every service uses.
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
 	Metrics *prometheus.Registry
+	// Jobs runs the periodic sweeps, once per period across replicas.
+	Jobs *jobs.Runner
+	// Gauges are the database-wide figures of the metrics and the admin
+	// bootstraps, measured by the counter job.
+	Gauges *liveops.Gauges
 	// Events holds the players' event streams; services publish the
 	// changes they commit through eventPub.
 	Events         *events.Hub
@@ -99,7 +102,12 @@ func (e *PendingMigrationsError) Error() string {
 // database pending migrations are applied at once; on PostgreSQL only when
 // cfg.Migrate is set, because there schema changes belong to the deploy
 // pipeline.
-func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build) (*App, error) {
+//
+// The services are built in dependency order, each step from the ones
+// before it: accounts, mail, sessions, player and live-ops, the console,
+// profile changes, then the jobs that sweep after all of them. Services
+// that change what players see publish through the event transport.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build) (_ *App, err error) {
 	if err := cfg.EnsureSecret(); err != nil {
 		return nil, err
 	}
@@ -107,31 +115,62 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
 	a := &App{Config: cfg, Log: log, Build: build, DB: db, Now: time.Now}
 	if err := a.migrate(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Audit = audit.New(db.Audit(), a.Now)
 	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
+	a.buildMetrics(ctx)
+	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}, account.Admission{Wait: cfg.Jobs.HashWait, PerClient: cfg.Jobs.HashPerClient}), a.Now)
+	if err := a.buildMail(); err != nil {
+		return nil, err
+	}
+	a.buildEventTransport()
+	a.buildAuth()
+	a.buildPlayer()
+	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
+		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer})
+	a.Matchmaking = matchmaking.New(a.LiveOps)
+	a.buildLiveOps()
+	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow, Watcher: a.eventPub}, a.Now)
+	if err != nil {
+		return nil, err
+	}
+	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), log, a.Now)
+	return a, nil
+}
+
+// profileRateWindow is the window of the profile change request limits.
+const profileRateWindow = time.Hour
+
+// buildMetrics registers the process, pool and HTTP metrics and the
+// monitors that read the outbox and sessions at scrape time.
+func (a *App) buildMetrics(ctx context.Context) {
 	a.Metrics = prometheus.NewRegistry()
 	a.Metrics.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+		collectors.NewDBStatsCollector(a.DB.SQL(), a.DB.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
-	a.Gauges = liveops.NewGauges(db.LiveOps(), a.Now)
-	a.Metrics.MustRegister(newMonitorCollector(ctx, log, a.Gauges))
-	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
-		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
-	}), a.Now)
-	if err := a.buildMail(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	a.buildEventTransport()
-	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
+	a.Gauges = liveops.NewGauges(a.DB.LiveOps(), a.Now)
+	a.Metrics.MustRegister(newMonitorCollector(ctx, a.Log, a.Gauges))
+}
+
+// buildAuth sets up sessions, sign-in and the mailed flows, with attempt
+// limits shared through the database by every replica.
+func (a *App) buildAuth() {
+	cfg := a.Config
+	a.Auth = auth.NewService(a.DB.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -145,21 +184,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
 			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
 		},
+		Limiter:            a.DB.RateLimits(),
 		AnonymousMailFloor: anonymousMailFloor,
 		Watcher:            a.eventPub,
 	}, a.Now)
-	a.buildPlayer()
-	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
-		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer})
-	a.Matchmaking = matchmaking.New(a.LiveOps)
-	a.buildLiveOps()
-	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
-		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour, Watcher: a.eventPub}, a.Now)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	return a, nil
 }
 
 // anonymousMailFloor is how long an anonymous request for a verification
@@ -354,111 +382,24 @@ func (a *App) Handler() http.Handler {
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
-		Events:      a.Events,
-		StreamTimings: httpapi.StreamTimings{
-			Heartbeat: a.Config.EventsHeartbeat, WriteTimeout: a.Config.EventsWriteTimeout, Retry: a.Config.EventsRetry},
 	})
 }
 
-// Run runs the background workers until ctx is done: the mail worker
-// hands back a message it is in the middle of sending before Run returns.
+// Run runs the mail worker and the periodic jobs until ctx is done: the
+// mail worker hands back a message it is in the middle of sending before
+// Run returns.
 func (a *App) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
-	workers.Go(func() { a.pruneSessions(ctx) })
 	workers.Go(func() { a.MailWorker.Run(ctx) })
-	workers.Go(func() { a.closeIdleLobbies(ctx) })
-	workers.Go(func() { a.pruneProfileChanges(ctx) })
+	workers.Go(func() { a.Jobs.Run(ctx) })
 	workers.Go(func() { a.Events.Run(ctx) })
-	workers.Go(func() { a.refreshGauges(ctx) })
-	<-ctx.Done()
 	workers.Wait()
 	return nil
-}
-
-// closeIdleLobbies sweeps idle lobbies every minute. Every read and action
-// already treats an idle lobby as closed; the sweep frees their members
-// and join codes without waiting for someone to touch them.
-func (a *App) closeIdleLobbies(ctx context.Context) {
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if n, err := a.Players.CloseIdleLobbies(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("close idle lobbies", "error", err)
-		} else if n > 0 {
-			a.Log.Info("closed idle lobbies", "count", n)
-		}
-	}
 }
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
-}
-
-// sessionPruneInterval is how often expired sessions are deleted. Expired
-// sessions are refused on sight anyway; pruning only keeps the table small.
-const sessionPruneInterval = time.Hour
-
-func (a *App) pruneSessions(ctx context.Context) {
-	t := time.NewTicker(sessionPruneInterval)
-	defer t.Stop()
-	for {
-		if n, err := a.Auth.PruneExpired(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("prune expired sessions", "error", err)
-		} else if n > 0 {
-			a.Log.Info("pruned expired sessions", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// pruneProfileChanges runs profile.Service.Prune hourly: expired pending
-// changes lose their new password hash, and old changes go.
-func (a *App) pruneProfileChanges(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := a.Profile.Prune(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("prune profile changes", "error", err)
-		} else if n > 0 {
-			a.Log.Info("pruned old profile changes", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// refreshGauges runs the counter job, liveops.Gauges.Refresh, at start and
-// then every PLATFORM_GAUGES_REFRESH.
-func (a *App) refreshGauges(ctx context.Context) {
-	every := a.Config.GaugesRefresh
-	if every <= 0 { // a Config not built by config.Load
-		every = time.Minute
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if err := a.Gauges.Refresh(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("refresh gauges", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // Close releases the database.

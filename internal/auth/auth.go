@@ -21,7 +21,6 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
-	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Error codes of this package.
@@ -160,8 +159,10 @@ type Options struct {
 	BaseURL string
 	// TokenTTL is the life of a mailed verification or reset token.
 	TokenTTL time.Duration
-	// Limits are the attempt budgets per client IP and per account.
-	Limits Limits
+	// Limits are the attempt budgets per client IP and per account;
+	// Limiter counts the attempts.
+	Limits  Limits
+	Limiter Limiter
 	// AnonymousMailFloor is the least time an anonymous request for a
 	// verification or reset mail takes, whether or not the account exists,
 	// so that its timing does not tell.
@@ -222,7 +223,7 @@ type Service struct {
 	mailer   Mailer
 	cookies  *Cookies
 	origins  *Origins
-	limiter  *ratelimit.Limiter
+	limiter  Limiter
 	opts     Options
 	ttl      time.Duration
 	refresh  time.Duration
@@ -237,7 +238,7 @@ func NewService(store Store, accounts *account.Service, mailer Mailer, opts Opti
 		mailer:   mailer,
 		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
 		origins:  NewOrigins(opts.TrustedOrigins),
-		limiter:  ratelimit.New(now, ratelimit.DefaultMaxKeys),
+		limiter:  opts.Limiter,
 		opts:     opts,
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,
@@ -305,10 +306,13 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	if realm != account.RealmPlayer {
 		return nil, ErrSignUpDisabled
 	}
-	if err := s.allow(actionSignUp, realm, client, in.Email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+	if err := account.CheckNewUser(realm, in); err != nil {
 		return nil, err
 	}
-	u, err := s.accounts.Prepare(ctx, realm, in)
+	if err := s.allow(ctx, actionSignUp, realm, client, in.Email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+		return nil, err
+	}
+	u, err := s.accounts.Prepare(hashingFor(ctx, realm, client, in.Email), realm, in)
 	if err != nil {
 		return nil, err
 	}
@@ -330,10 +334,13 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 
 // SignIn checks an email and password in realm and opens a new session.
 func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client) (*Principal, error) {
-	if err := s.allow(actionSignIn, realm, client, email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+	if err := account.CheckCredentials(email, password); err != nil {
 		return nil, err
 	}
-	u, err := s.accounts.Authenticate(ctx, realm, email, password)
+	if err := s.allow(ctx, actionSignIn, realm, client, email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+		return nil, err
+	}
+	u, err := s.accounts.Authenticate(hashingFor(ctx, realm, client, email), realm, email, password)
 	if err != nil {
 		return nil, err
 	}

@@ -72,13 +72,14 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}), clk.Now)
+	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), clk.Now)
 	composer, err := mail.NewComposer(secret, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &wakeCounter{Composer: composer}
 	opts := auth.Options{
+		Limiter: db.RateLimits(),
 		Secret: secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,

@@ -92,6 +92,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newAuditCmd(e),
 		newLiveOpsCmd(e),
 		newMapCmd(e),
+		newPruneCmd(e),
 	)
 	return root
 }

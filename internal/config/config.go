@@ -127,6 +127,9 @@ type Config struct {
 	// metrics and the admin bootstraps show.
 	DBPool        DBPool
 	GaugesRefresh time.Duration
+
+	// Jobs, retention and password-hash admission (see docs/replicas.md).
+	Jobs Jobs
 }
 
 // DBPool are the PostgreSQL pool and statement settings. Every replica
@@ -138,6 +141,26 @@ type DBPool struct {
 	ConnMaxLifetime  time.Duration
 	ConnMaxIdleTime  time.Duration
 	StatementTimeout time.Duration
+}
+
+// Jobs are the periods of the background jobs, how long swept rows are
+// kept, and how sign-ins queue for a password hash.
+type Jobs struct {
+	// SweepEvery is the period of the sweeps of expired sessions, tokens,
+	// counters and old rows; LobbyEvery of closing idle lobbies; MailEvery
+	// of giving up on overdue mail.
+	SweepEvery time.Duration
+	LobbyEvery time.Duration
+	MailEvery  time.Duration
+	// MailRetention keeps finished mail; AuditRetention keeps audit
+	// entries (0: for ever).
+	MailRetention  time.Duration
+	AuditRetention time.Duration
+	// HashWait is how long a request waits for a password-hashing slot
+	// before it is answered 503; HashPerClient how many hashes one client
+	// address or account may have waiting or running.
+	HashWait      time.Duration
+	HashPerClient int
 }
 
 // Error is a configuration problem: which setting, and what is wrong.

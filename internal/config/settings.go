@@ -140,6 +140,30 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.StatementTimeout, v, 0, time.Hour) }},
 	{Env: "PLATFORM_GAUGES_REFRESH", Flag: "gauges-refresh", Default: "1m", Usage: "how often the counter job measures the figures of the metrics and admin bootstraps (5s-1h)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.GaugesRefresh, v, 5*time.Second, time.Hour) }},
+	{Env: "PLATFORM_SWEEP_INTERVAL", Flag: "sweep-interval", Default: "1h", Usage: "period of the sweeps of expired sessions, tokens, rate-limit counters and old rows (100ms-24h)",
+		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.SweepEvery, v) }},
+	{Env: "PLATFORM_LOBBY_SWEEP_INTERVAL", Flag: "lobby-sweep-interval", Default: "1m", Usage: "period of closing idle lobbies (100ms-24h)",
+		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.LobbyEvery, v) }},
+	{Env: "PLATFORM_MAIL_SWEEP_INTERVAL", Flag: "mail-sweep-interval", Default: "5s", Usage: "period of giving up on mail whose link expired (100ms-24h)",
+		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.MailEvery, v) }},
+	{Env: "PLATFORM_MAIL_RETENTION", Flag: "mail-retention", Default: "720h", Usage: "how long sent, failed and expired mail is kept (at least 1h)",
+		set: func(c *Config, v string) error { return parseRetention(&c.Jobs.MailRetention, v, false) }},
+	{Env: "PLATFORM_AUDIT_RETENTION", Flag: "audit-retention", Default: "0", Usage: "how long audit entries are kept (0: for ever; else at least 24h)",
+		set: func(c *Config, v string) error { return parseRetention(&c.Jobs.AuditRetention, v, true) }},
+	{Env: "PLATFORM_HASH_WAIT", Flag: "hash-wait", Default: "2s", Usage: "longest wait for a password-hashing slot before a 503 (100ms-30s)",
+		set: func(c *Config, v string) error {
+			if err := parseDuration(&c.Jobs.HashWait, v); err != nil || c.Jobs.HashWait < 100*time.Millisecond || c.Jobs.HashWait > 30*time.Second {
+				return fmt.Errorf("must be a duration from 100ms to 30s")
+			}
+			return nil
+		}},
+	{Env: "PLATFORM_HASH_PER_CLIENT", Flag: "hash-per-client", Default: "2", Usage: "password hashes one client address or account may have in flight (1-16)",
+		set: func(c *Config, v string) error {
+			if err := parseInt(&c.Jobs.HashPerClient, v); err != nil || c.Jobs.HashPerClient < 1 || c.Jobs.HashPerClient > 16 {
+				return fmt.Errorf("must be an integer from 1 to 16")
+			}
+			return nil
+		}},
 }
 
 // parseIntIn parses an integer from lo to hi.
@@ -150,10 +174,37 @@ func parseIntIn(dst *int, v string, lo, hi int) error {
 	return nil
 }
 
+// parsePeriod reads a job period.
+func parsePeriod(dst *time.Duration, v string) error {
+	if err := parseDuration(dst, v); err != nil || *dst < 100*time.Millisecond || *dst > 24*time.Hour {
+		return fmt.Errorf("must be a duration from 100ms to 24h")
+	}
+	return nil
+}
+
 // parseDurationIn parses a duration from lo to hi.
 func parseDurationIn(dst *time.Duration, v string, lo, hi time.Duration) error {
 	if err := parseDuration(dst, v); err != nil || *dst < lo || *dst > hi {
 		return fmt.Errorf("must be a duration from %s to %s", lo, hi)
+	}
+	return nil
+}
+
+// parseRetention reads a retention: at least an hour (a day for the audit
+// log), or 0 for ever where forever is allowed.
+func parseRetention(dst *time.Duration, v string, forever bool) error {
+	least := time.Hour
+	if forever {
+		least = 24 * time.Hour
+	}
+	if err := parseDuration(dst, v); err != nil && !(forever && v == "0") {
+		return err
+	}
+	if forever && *dst == 0 {
+		return nil
+	}
+	if *dst < least {
+		return fmt.Errorf("must be at least %s", least)
 	}
 	return nil
 }

@@ -78,6 +78,10 @@ func TestBlockedPathsOverHTTP(t *testing.T) {
 		{"query string", func(m, n string) string { return m + "/" + n + "?x=1&callbackURL=/" }},
 		{"empty query", func(m, n string) string { return m + "/" + n + "?" }},
 		{"fragment-like", func(m, n string) string { return m + "/" + n + "%23x" }},
+		{"encoded five times", func(m, n string) string { return m + "/" + strings.Replace(n, "-", encodeLayers('-', 5), 1) }},
+		{"encoded twelve times", func(m, n string) string { return m + "/" + strings.Replace(n, "-", encodeLayers('-', 12), 1) }},
+		{"doubled slash, encoded dot-dot out of the mount", func(m, n string) string { return "/api/auth//%2e%2e" + strings.TrimPrefix(m, "/api/auth") + "/" + n }},
+		{"dot-dot out of /api/auth", func(m, n string) string { return "/api/auth/../" + n }},
 		{"matrix parameter", func(m, n string) string { return m + "/" + n + ";a=b" }},
 		{"trailing dot", func(m, n string) string { return m + "/" + n + "." }},
 	}
@@ -118,12 +122,20 @@ func hexByte(c byte) string {
 	return string([]byte{digits[c>>4], digits[c&15]})
 }
 
+// encodeLayers percent-encodes the byte c n times over: %2D, %252D,
+// %25252D, ...
+func encodeLayers(c byte, n int) string {
+	return "%" + strings.Repeat("25", n-1) + strings.ToUpper(hexByte(c))
+}
+
 // Unclean paths to real routes answer 404, as better-auth's router does,
 // rather than the mux's redirect.
 func TestUncleanAuthPathsAreNotFound(t *testing.T) {
 	t.Parallel()
 	srv := apitest.New(t)
-	for _, target := range []string{"/api/auth/player//get-session", "/api/auth/player/./ok", "/api/auth/player/ok/", "/api/auth/x/../player/ok"} {
+	for _, target := range []string{"/api/auth/player//get-session", "/api/auth/player/./ok", "/api/auth/player/ok/", "/api/auth/x/../player/ok",
+		"/api/auth//%2e%2e/player/get-session", "/api/auth/../player/bootstrap", "/api/auth/%2e%2e/%2e%2e/api/health", "//api/auth/player/get-session",
+		"/api/auth/player/%2e/get-session"} {
 		res, body := rawRequest(t, srv, "GET", target, "")
 		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"NOT_FOUND"`) {
 			t.Errorf("GET %s = %d %s, want 404 NOT_FOUND", target, res.StatusCode, body)

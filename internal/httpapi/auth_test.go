@@ -296,11 +296,14 @@ func TestSignUpAndSignInErrors(t *testing.T) {
 	}
 }
 
-// 50 concurrent sign-ups with one nickname (in different letter cases):
-// exactly one succeeds and every other gets 422 NICKNAME_TAKEN.
+// 50 concurrent sign-ups with one nickname (in different letter cases),
+// from 50 addresses so that hashing admission lets each through: exactly
+// one succeeds and every other gets 422 NICKNAME_TAKEN (or 503 when the
+// hashing queue is full).
 func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
 	t.Parallel()
-	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"))
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"),
+		apitest.WithEnv("PLATFORM_TRUSTED_PROXIES", "127.0.0.1/32"), apitest.WithEnv("PLATFORM_HASH_WAIT", "30s"))
 	const n = 50
 	statuses := make([]int, n)
 	codes := make([]string, n)
@@ -308,6 +311,7 @@ func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
 	start := make(chan struct{})
 	for i := range n {
 		c := srv.Client(t)
+		c.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i+1))
 		nick := []string{"Racer", "racer", "RACER", "rAcEr"}[i%4]
 		wg.Go(func() {
 			<-start
@@ -322,6 +326,8 @@ func TestConcurrentSignUpsWithOneNickname(t *testing.T) {
 		switch {
 		case statuses[i] == 200:
 			wins++
+		case statuses[i] == 503 && codes[i] == "SERVICE_UNAVAILABLE":
+			// hashing admission's queue was full: refused, never a second winner
 		case statuses[i] != 422 || codes[i] != "NICKNAME_TAKEN":
 			t.Errorf("sign-up %d = %d %s, want 422 NICKNAME_TAKEN", i, statuses[i], codes[i])
 		}

@@ -24,17 +24,23 @@ var blockedAuthPaths = map[string]string{
 	"change-email":    "/api/profile/request-email-change",
 }
 
-// normalizeAuthPath reduces an escaped request path to the form every
-// variant of a path shares: percent-decoded until stable (so double
-// encoding cannot hide a name), lower-cased, backslashes read as slashes,
-// anything after a decoded '?' or '#' dropped, and cleaned (doubled
-// slashes collapsed, dot segments resolved, trailing slash removed). It is
-// the one place path variants are reasoned about.
-func normalizeAuthPath(escaped string) string {
-	p := escaped
-	for range 4 {
+// maxEncodingLayers is how many layers of percent-encoding a path may
+// carry. Each layer costs a pass over the path; a path still changing
+// after this many is treated as a blocked name, whatever it spells.
+const maxEncodingLayers = 16
+
+// decodeAuthPath reduces an escaped request path to the spelling every
+// variant of it shares, before dot segments are resolved: percent-decoded
+// until stable (so layered encoding cannot hide a name; tooDeep past
+// maxEncodingLayers), lower-cased, backslashes read as slashes, anything
+// after a decoded '?' or '#' dropped, and runs of slashes collapsed.
+func decodeAuthPath(escaped string) (p string, tooDeep bool) {
+	p = escaped
+	tooDeep = true
+	for range maxEncodingLayers + 1 {
 		d, err := url.PathUnescape(p)
 		if err != nil || d == p {
+			tooDeep = false
 			break
 		}
 		p = d
@@ -44,39 +50,78 @@ func normalizeAuthPath(escaped string) string {
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
 	}
-	return path.Clean("/" + p)
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	return "/" + strings.TrimPrefix(p, "/"), tooDeep
+}
+
+// normalizeAuthPath is decodeAuthPath with dot segments resolved and the
+// trailing slash removed: the path a router would match. It is, with
+// decodeAuthPath, the one place path variants are reasoned about.
+func normalizeAuthPath(escaped string) string {
+	p, _ := decodeAuthPath(escaped)
+	return path.Clean(p)
+}
+
+// authPathVerdict is what the guard decides about one path.
+type authPathVerdict struct {
+	under   bool   // the path is, or climbs out of, /api/auth
+	blocked bool   // it names a blocked account mutation
+	use     string // the profile endpoint that replaces it
+}
+
+// inspectAuthPath decides about an escaped request path. A path counts as
+// under /api/auth when its decoded spelling starts there (even if its dot
+// segments then climb out) or its resolved form does; it is blocked when
+// any segment of the decoded spelling, resolved away or not, is a blocked
+// name, or when it is encoded too deeply to read.
+func inspectAuthPath(escaped string) authPathVerdict {
+	if plain, ok := plainPath(escaped); ok {
+		if !underAuth(plain) {
+			return authPathVerdict{}
+		}
+		use, blocked := blockedSegment(plain)
+		return authPathVerdict{under: true, blocked: blocked, use: use}
+	}
+	raw, tooDeep := decodeAuthPath(escaped)
+	if !underAuth(raw) && !underAuth(path.Clean(raw)) {
+		return authPathVerdict{}
+	}
+	if tooDeep {
+		return authPathVerdict{under: true, blocked: true, use: "/api/profile/request-profile-change"}
+	}
+	use, blocked := blockedSegment(raw)
+	return authPathVerdict{under: true, blocked: blocked, use: use}
 }
 
 // blockedAuthPath reports whether an escaped request path names a blocked
 // account mutation under /api/auth, on any mount, and which profile
 // endpoint replaces it.
 func blockedAuthPath(escaped string) (replacement string, blocked bool) {
-	p := quickNormalize(escaped)
-	if !underAuth(p) {
-		return "", false
-	}
-	return blockedSegment(p)
+	v := inspectAuthPath(escaped)
+	return v.use, v.blocked
 }
 
-// quickNormalize is normalizeAuthPath without its allocations for the
-// common path that is already normal: lower-case letters, digits, '-',
-// '_' and single slashes only (no escapes, dots or backslashes), where
-// normalising only drops a trailing slash.
-func quickNormalize(escaped string) string {
+// plainPath recognises, without allocating, the common path that is
+// already normal: lower-case letters, digits, '-', '_' and single slashes
+// only (no escapes, dots or backslashes), where normalising only drops a
+// trailing slash.
+func plainPath(escaped string) (string, bool) {
 	if len(escaped) == 0 || escaped[0] != '/' {
-		return normalizeAuthPath(escaped)
+		return "", false
 	}
 	for i := 1; i < len(escaped); i++ {
 		c := escaped[i]
 		plain := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '/' && escaped[i-1] != '/'
 		if !plain {
-			return normalizeAuthPath(escaped)
+			return "", false
 		}
 	}
 	if len(escaped) > 1 {
-		return strings.TrimSuffix(escaped, "/")
+		return strings.TrimSuffix(escaped, "/"), true
 	}
-	return escaped
+	return escaped, true
 }
 
 // blockedSegment looks for a blocked name among the segments of a
@@ -101,16 +146,17 @@ func blockedSegment(p string) (string, bool) {
 // guardAuthPaths runs before routing, for every method: a blocked account
 // mutation path answers 404 ACCOUNT_MUTATION_BLOCKED naming the profile
 // endpoint to use, whatever variant of the path was sent. Any other
-// unclean path under /api/auth answers 404 as better-auth's router does,
-// instead of the mux's redirect to the cleaned path.
+// unclean path under /api/auth (doubled slashes, dot segments, even ones
+// that climb out of it) answers 404 as better-auth's router does, instead
+// of the mux's redirect to the cleaned path.
 func guardAuthPaths() negroni.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-		p := quickNormalize(r.URL.EscapedPath())
-		if !underAuth(p) {
+		v := inspectAuthPath(r.URL.EscapedPath())
+		if !v.under {
 			next(w, r)
 			return
 		}
-		if target, blocked := blockedSegment(p); blocked {
+		if target, blocked := v.use, v.blocked; blocked {
 			respond(w, http.StatusNotFound, errorBody{
 				Code:    codeAccountMutationBlocked,
 				Message: "Account changes are not made here; use " + target + ", which confirms the change by email",

@@ -33,6 +33,15 @@ func TestBlockedAuthPath(t *testing.T) {
 		{"/api/auth/player/update-user%00", true, ""},
 		{"/api/auth/player/update-user%3Fx=1", true, ""},
 		{"/api/auth/player/update-user/extra", true, ""},
+		{"/api/auth/player/update%2525252Duser", true, ""},
+		{"/api/auth/player/update%" + strings.Repeat("25", 11) + "2Duser", true, ""},
+		{"/api/auth/player/update%" + strings.Repeat("25", maxEncodingLayers-1) + "2Duser", true, ""},
+		// Past the limit a path is blocked whatever it names.
+		{"/api/auth/player/sign%" + strings.Repeat("25", maxEncodingLayers+5) + "2Din", true, "/api/profile/request-profile-change"},
+		{"/api/profile/x%" + strings.Repeat("25", maxEncodingLayers+5) + "2Dy", false, ""},
+		{"/api/auth//%2e%2e/player/update-user", true, ""},
+		{"/api/auth/../player/change-email", true, "/api/profile/request-email-change"},
+		{"/api/auth/%2e%2e/%2e%2e/api/profile/update-user", true, ""},
 		{"/api/auth/player/sign-in/email", false, ""},
 		{"/api/auth/player/get-session", false, ""},
 		{"/api/auth/player/update-users", false, ""},
@@ -51,7 +60,7 @@ func TestBlockedAuthPath(t *testing.T) {
 // mutate applies one random disguise to a path: the kinds of variation a
 // client or proxy might use to sneak a blocked path past a matcher.
 func mutate(r *rand.Rand, p string) string {
-	switch r.IntN(9) {
+	switch r.IntN(11) {
 	case 0: // flip the case of one letter
 		i := r.IntN(len(p))
 		b := []byte(p)
@@ -93,6 +102,13 @@ func mutate(r *rand.Rand, p string) string {
 		return p
 	case 7:
 		return strings.Replace(p, "/", "\\", 1+r.IntN(2))
+	case 8: // one more layer of encoding over every escape there is
+		return strings.ReplaceAll(p, "%", "%25")
+	case 9: // climb out of the mount and back in through a doubled slash
+		if strings.HasPrefix(p, "/api/auth/") {
+			return "/api/auth//%2e%2e/" + strings.TrimPrefix(p, "/api/auth/")
+		}
+		return p
 	default: // a matrix parameter on the last segment
 		return p + ";v=1"
 	}

@@ -21,9 +21,10 @@ import (
 func TestConsoleCounts(t *testing.T) {
 	ctx := context.Background()
 	f := published(t, "development")
-	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}), f.clock.now)
+	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
 	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{
-		Secret: "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
+		Limiter: f.db.RateLimits(),
+		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 	}, f.clock.now)
 	signUp := func(n string) {

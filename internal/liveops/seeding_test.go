@@ -25,7 +25,7 @@ import (
 func TestSeedingAndOperatorsTakeTurns(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
-	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap), time.Now)
+	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
 	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})
 	players := player.New(db.Player(), playertest.Queues, live, player.Options{})
 	seeder := seed.New(db.Seed(), accounts, players, playertest.Queues, time.Now)

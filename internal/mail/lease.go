@@ -90,10 +90,10 @@ func (w *Worker) finish(ctx context.Context, c *Claim, r Result) error {
 	return nil
 }
 
-// expire marks the messages whose link expired before delivery, and drops
+// ExpireOverdue marks the messages whose link expired before delivery, and drops
 // the payloads of failed messages that can no longer be retried, in one
 // transaction. It returns how many messages it expired.
-func (w *Worker) expire(ctx context.Context, now time.Time) (int, error) {
+func (w *Worker) ExpireOverdue(ctx context.Context, now time.Time) (int, error) {
 	n := 0
 	err := w.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		var err error

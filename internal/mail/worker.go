@@ -19,9 +19,6 @@ import (
 type Store interface {
 	// InTx runs fn in one transaction.
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
-	// PruneMail deletes sent, failed and expired messages (and their
-	// attempts) last updated before before, and returns how many.
-	PruneMail(ctx context.Context, before time.Time) (int, error)
 }
 
 // ErrLeaseLost means another worker took the message over because this
@@ -93,9 +90,6 @@ type WorkerOptions struct {
 	// capped, with jitter (10s, 15m).
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
-	// Retention is how long finished messages stay in the outbox for
-	// support staff to look at (30 days).
-	Retention time.Duration
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -119,9 +113,6 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = 15 * time.Minute
-	}
-	if o.Retention <= 0 {
-		o.Retention = 30 * 24 * time.Hour
 	}
 	return o
 }
@@ -178,35 +169,18 @@ func (w *Worker) Wake() {
 // worker once its lease lapses).
 func (w *Worker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for i := range w.opts.Concurrency {
-		wg.Go(func() { w.loop(ctx, i == 0) })
+	for range w.opts.Concurrency {
+		wg.Go(func() { w.loop(ctx) })
 	}
 	wg.Wait()
 }
 
-// pruneInterval is how often a worker deletes messages past retention.
-const pruneInterval = time.Hour
-
-func (w *Worker) loop(ctx context.Context, sweeps bool) {
+// loop delivers due messages. Giving up on overdue messages and deleting
+// old ones are periodic jobs (see the jobs package), run once across
+// replicas rather than by every worker.
+func (w *Worker) loop(ctx context.Context) {
 	idle := w.opts.PollInterval
-	var lastSweep, lastPrune time.Time
 	for ctx.Err() == nil {
-		if sweeps && w.now().Sub(lastSweep) >= w.opts.PollInterval {
-			lastSweep = w.now()
-			if n, err := w.expire(ctx, w.now().UTC()); err != nil && ctx.Err() == nil {
-				w.log.WarnContext(ctx, "mail: expiring overdue messages failed", "err", err)
-			} else if n > 0 {
-				w.log.InfoContext(ctx, "mail: gave up on messages whose link expired", "count", n)
-			}
-		}
-		if sweeps && w.now().Sub(lastPrune) >= pruneInterval {
-			lastPrune = w.now()
-			if n, err := w.store.PruneMail(ctx, w.now().UTC().Add(-w.opts.Retention)); err != nil && ctx.Err() == nil {
-				w.log.WarnContext(ctx, "mail: pruning old messages failed", "err", err)
-			} else if n > 0 {
-				w.log.InfoContext(ctx, "mail: pruned finished messages past retention", "count", n)
-			}
-		}
 		found, err := w.deliverOne(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -239,7 +213,7 @@ func (w *Worker) sleep(ctx context.Context, d time.Duration) {
 // returns how many attempts it made. The CLI and tests use it; `serve`
 // uses Run.
 func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
-	if _, err := w.expire(ctx, w.now().UTC()); err != nil {
+	if _, err := w.ExpireOverdue(ctx, w.now().UTC()); err != nil {
 		return 0, err
 	}
 	n := 0

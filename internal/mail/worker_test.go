@@ -371,7 +371,8 @@ func TestTemporaryFailureBacksOff(t *testing.T) {
 	}
 }
 
-// Once the link in a message has expired, the worker gives up instead of
+// Once the link in a message has expired, the overdue-mail job (here run
+// beside the worker, as serve's job runner does) gives up on it instead of
 // delivering a dead link, even when the server comes back.
 func TestExpiredMessageNotSent(t *testing.T) {
 	f := newFixture(t)
@@ -379,7 +380,23 @@ func TestExpiredMessageNotSent(t *testing.T) {
 	out := f.enqueue(t, "ada@example.com", 400*time.Millisecond)
 	w := f.worker(t, f.db, f.sender(t, "smtp://"+addr+"?tls=none"), fastOptions)
 	stop := run(t, w)
+	ctx, cancel := context.WithCancel(t.Context())
+	sweeps := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := w.ExpireOverdue(ctx, time.Now().UTC()); err != nil && ctx.Err() == nil {
+				sweeps <- err
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		sweeps <- nil
+	}()
 	m := f.waitStatus(t, out.ID, mail.StatusExpired, 10*time.Second)
+	cancel()
+	if err := <-sweeps; err != nil {
+		t.Fatal(err)
+	}
 	stop()
 	if m.Attempts == 0 || m.LastError == "" {
 		t.Errorf("expired message: %d attempts, last error %q; want the failed attempts kept", m.Attempts, m.LastError)
@@ -488,10 +505,10 @@ func TestPruneMail(t *testing.T) {
 	}
 	pending := f.enqueue(t, "bob@example.com", time.Hour)
 	ms := f.db.Mail()
-	if n, err := ms.PruneMail(context.Background(), time.Now().Add(-time.Minute)); err != nil || n != 0 {
+	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(-time.Minute), false); err != nil || n != 0 {
 		t.Fatalf("prune of nothing old: %d, %v", n, err)
 	}
-	if n, err := ms.PruneMail(context.Background(), time.Now().Add(time.Minute)); err != nil || n != 1 {
+	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(time.Minute), false); err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v; want the sent message only", n, err)
 	}
 	if _, _, err := ms.GetMail(context.Background(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {

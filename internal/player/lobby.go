@@ -980,18 +980,12 @@ func (s *Service) CloseLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 // closed) before the sweep deletes it.
 const ClosedLobbyRetention = 24 * time.Hour
 
-// CloseIdleLobbies closes lobbies nobody acted in for the idle timeout,
-// deletes those closed longer than ClosedLobbyRetention, and returns how
-// many it closed. Serve runs it periodically; every other path also treats
-// an idle lobby as closed, so correctness never waits for it.
+// CloseIdleLobbies closes lobbies nobody acted in for the idle timeout
+// and returns how many it closed. Serve runs it periodically (a separate
+// sweep deletes those closed longer than ClosedLobbyRetention); every
+// other path also treats an idle lobby as closed, so correctness never
+// waits for it.
 func (s *Service) CloseIdleLobbies(ctx context.Context) (int, error) {
-	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		_, err := tx.PurgeClosedLobbies(ctx, s.clock().Add(-ClosedLobbyRetention))
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("purge closed lobbies: %w", err)
-	}
 	closed := 0
 	for {
 		now := s.clock()

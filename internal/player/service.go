@@ -370,8 +370,6 @@ type Tx interface {
 	SetReady(ctx context.Context, lobbyID, userID uuid.UUID, ready bool) error
 	// IdleLobbies lists open or started lobbies with no activity since before.
 	IdleLobbies(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
-	// PurgeClosedLobbies deletes lobbies closed before the given time.
-	PurgeClosedLobbies(ctx context.Context, before time.Time) (int, error)
 }
 
 // Store gives reads and transactions.

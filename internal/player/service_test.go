@@ -130,7 +130,7 @@ func TestIdleLobbiesClose(t *testing.T) {
 	}
 	before := count()
 	env.Clock.Advance(player.ClosedLobbyRetention + time.Minute)
-	if _, err := env.Players.CloseIdleLobbies(ctx); err != nil {
+	if _, err := env.DB.Sweeps().ClosedLobbies(ctx, env.Clock.Now().Add(-player.ClosedLobbyRetention), false); err != nil {
 		t.Fatal(err)
 	}
 	if after := count(); before != 3 || after != 0 {

@@ -68,9 +68,10 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	e := &env{db: storetest.Open(t), clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}}
 	now := e.clock.Now
-	e.accounts = account.NewService(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}), now)
+	e.accounts = account.NewService(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, account.Admission{}), now)
 	e.auth = auth.NewService(e.db.Sessions(), e.accounts, nil, auth.Options{
-		Secret: secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
+		Limiter: e.db.RateLimits(),
+		Secret:  secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin", TrustedOrigins: []string{site},
 	}, now)
 	e.audit = audit.New(e.db.Audit(), now)

@@ -1,14 +1,13 @@
-// Package ratelimit counts attempts per key in memory, with the generic
-// cell rate algorithm: a rule "N per W" lets a burst of N through, then one
-// more every W/N. State lives in this process only; with several replicas
-// behind a load balancer each enforces its own limits.
+// Package ratelimit names attempt budgets: a rule "N per W" lets a burst
+// of N through, then one more every W/N (the generic cell rate
+// algorithm). The counts live in the database (store.RateLimits), so every
+// replica behind a load balancer enforces one shared limit.
 package ratelimit
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -51,95 +50,4 @@ func ParseRule(s string) (Rule, error) {
 type Check struct {
 	Key  string
 	Rule Rule
-}
-
-// Limiter holds the state of every key. It is safe for concurrent use.
-type Limiter struct {
-	mu      sync.Mutex
-	tat     map[string]time.Time // theoretical arrival time per key
-	now     func() time.Time
-	maxKeys int
-}
-
-// DefaultMaxKeys bounds memory: about 100 bytes per key.
-const DefaultMaxKeys = 100_000
-
-// New returns a limiter that tracks at most maxKeys keys.
-func New(now func() time.Time, maxKeys int) *Limiter {
-	if maxKeys <= 0 {
-		maxKeys = DefaultMaxKeys
-	}
-	return &Limiter{tat: make(map[string]time.Time), now: now, maxKeys: maxKeys}
-}
-
-// Allow counts one attempt against every check, all or nothing: when any
-// check is over its limit nothing is counted, and retryAfter says when the
-// slowest of the refusing checks will let an attempt through.
-func (l *Limiter) Allow(checks ...Check) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	var retryAfter time.Duration
-	var next [4]time.Time
-	nexts := next[:0]
-	for _, c := range checks {
-		if c.Rule.Off() {
-			nexts = append(nexts, time.Time{})
-			continue
-		}
-		interval := c.Rule.Window / time.Duration(c.Rule.Limit)
-		tat := l.tat[c.Key]
-		if tat.Before(now) {
-			tat = now
-		}
-		newTAT := tat.Add(interval)
-		if wait := newTAT.Sub(now) - c.Rule.Window; wait > 0 {
-			retryAfter = max(retryAfter, wait)
-			nexts = append(nexts, time.Time{})
-			continue
-		}
-		nexts = append(nexts, newTAT)
-	}
-	if retryAfter > 0 {
-		return false, retryAfter
-	}
-	if len(l.tat)+len(checks) > l.maxKeys {
-		l.sweep(now)
-	}
-	for i, c := range checks {
-		if !nexts[i].IsZero() {
-			l.tat[c.Key] = nexts[i]
-		}
-	}
-	return true, 0
-}
-
-// sweep forgets keys that are back to a full burst; if that frees too
-// little, it forgets an arbitrary tenth of the rest (map order is random),
-// which errs towards letting attempts through rather than growing without
-// bound.
-func (l *Limiter) sweep(now time.Time) {
-	for k, tat := range l.tat {
-		if !tat.After(now) {
-			delete(l.tat, k)
-		}
-	}
-	if len(l.tat) < l.maxKeys*9/10 {
-		return
-	}
-	drop := len(l.tat) / 10
-	for k := range l.tat {
-		if drop == 0 {
-			break
-		}
-		delete(l.tat, k)
-		drop--
-	}
-}
-
-// Len returns how many keys are tracked.
-func (l *Limiter) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.tat)
 }

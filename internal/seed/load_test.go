@@ -45,7 +45,7 @@ func TestEmbeddedWorldHashesMatchPasswords(t *testing.T) {
 	}
 	// The default parameters (PLATFORM_ARGON2_*): with them, the first
 	// sign-in does not find the hash stale and replace it.
-	h := account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1})
+	h := account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, account.Admission{})
 	for _, p := range set.World.Players {
 		if p.PasswordHash == "" {
 			t.Errorf("%s has no passwordHash, so seeding a fresh database hashes the password", p.Nickname)

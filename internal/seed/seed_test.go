@@ -207,7 +207,7 @@ func TestSeedDryRunWritesNothing(t *testing.T) {
 
 func seederOn(t *testing.T, db *store.DB) *seed.Seeder {
 	t.Helper()
-	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap), time.Now)
+	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
 	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})
 	players := player.New(db.Player(), playertest.Queues, live, player.Options{})
 	return seed.New(db.Seed(), accounts, players, playertest.Queues, time.Now)

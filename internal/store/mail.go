@@ -211,17 +211,6 @@ func (t Tx) DropDeadPayloads(ctx context.Context, now time.Time) error {
 	return mapError(err)
 }
 
-// PruneMail implements mail.Store.
-func (s *MailStore) PruneMail(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.bun.NewDelete().Model((*mailRow)(nil)).
-		Where("status IN ('sent', 'failed', 'expired') AND updated_at < ?", before.UTC()).Exec(ctx)
-	if err != nil {
-		return 0, mapError(fmt.Errorf("prune mail: %w", err))
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
 // ListMail implements mail.OutboxStore.
 func (s *MailStore) ListMail(ctx context.Context, f mail.Filter) ([]mail.Message, error) {
 	var rows []mailRow

@@ -692,12 +692,3 @@ func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.
 	}
 	return l, members, nil
 }
-
-func (q playerQ) PurgeClosedLobbies(ctx context.Context, before time.Time) (int, error) {
-	res, err := q.idb.NewRaw("DELETE FROM lobbies WHERE status = 'closed' AND closed_at < ?", before).Exec(ctx)
-	if err != nil {
-		return 0, mapError(err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 )
 
@@ -54,11 +54,6 @@ func (q playerQ) each(ctx context.Context, scan func(rowScanner) error, query st
 // statement once per connection and binds the values as parameters; query
 // takes PostgreSQL's $n placeholders (DB.placeholders).
 func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query string, args []any) error {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return mapError(err)
-	}
-	defer conn.Close()
 	// pgx would send a uuid.UUID through its driver.Valuer, as text.
 	bound := make([]any, len(args))
 	for i, a := range args {
@@ -67,14 +62,10 @@ func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query
 		}
 		bound[i] = a
 	}
-	return conn.Raw(func(driverConn any) error {
-		pc, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("store: unexpected driver connection %T", driverConn)
-		}
-		rows, err := pc.Conn().Query(ctx, query, bound...)
+	return mapError(withPgx(ctx, db, func(pc *pgx.Conn) error {
+		rows, err := pc.Query(ctx, query, bound...)
 		if err != nil {
-			return mapError(err)
+			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
@@ -82,8 +73,8 @@ func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query
 				return err
 			}
 		}
-		return mapError(rows.Err())
-	})
+		return rows.Err()
+	}))
 }
 
 // rows runs a read through database/sql on the connection or transaction

@@ -32,6 +32,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +43,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -89,9 +89,9 @@ func OpenPool(ctx context.Context, rawURL string, p Pool) (*DB, error) {
 	var db *DB
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		sqldb, err := sql.Open("pgx", withStatementTimeout(rawURL, p.StatementTimeout))
+		sqldb, err := openPostgres(withStatementTimeout(rawURL, p.StatementTimeout))
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, err
 		}
 		sqldb.SetMaxOpenConns(p.MaxConns)
 		sqldb.SetMaxIdleConns(min(p.MaxIdleConns, p.MaxConns))
@@ -167,8 +167,16 @@ func (db *DB) Dialect() string { return db.dialect }
 // Bun exposes the bun handle to this package's stores and tests.
 func (db *DB) Bun() *bun.DB { return db.bun }
 
-// Ping checks that the database answers.
-func (db *DB) Ping(ctx context.Context) error { return db.bun.PingContext(ctx) }
+// Ping checks that the database answers. A pooled connection found dead
+// is dropped and the ping tried once more, on a connection checked first,
+// so health recovers at the next check after a failover.
+func (db *DB) Ping(ctx context.Context) error {
+	err := db.bun.PingContext(ctx)
+	if errors.Is(err, driver.ErrBadConn) {
+		err = db.bun.PingContext(ctx)
+	}
+	return err
+}
 
 // Close closes every connection.
 func (db *DB) Close() error { return db.bun.Close() }
@@ -223,7 +231,7 @@ func isConnectionError(err error) bool {
 	}
 	// A connection the server (or the network) closed mid-conversation
 	// surfaces from pgx as a bare EOF.
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
 	msg := err.Error()

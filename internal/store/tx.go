@@ -39,16 +39,6 @@ func (db *DB) on(idb bun.IDB) Tx {
 	return Tx{playerQ{idb: idb, db: db.bun, dialect: db.dialect}}
 }
 
-// InTx runs fn in one transaction, committing when it returns nil and
-// rolling back otherwise. It is the only way the store opens a
-// transaction; the stores' InTx methods hand the same Tx to the service
-// as the interface that service declared.
-func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	return mapError(db.bun.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		return fn(ctx, db.on(btx))
-	}))
-}
-
 // postgres reports whether the steps run on PostgreSQL.
 func (t Tx) postgres() bool { return t.dialect == Postgres }
 

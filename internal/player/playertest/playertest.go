@@ -78,7 +78,7 @@ func New(tb testing.TB, opts Options) *Env {
 	db := storetest.Open(tb)
 	clock := &Clock{}
 	e := &Env{DB: db, Clock: clock}
-	e.Accounts = account.NewService(db.Accounts(), account.NewHasher(Cheap), clock.Now)
+	e.Accounts = account.NewService(db.Accounts(), account.NewHasher(Cheap, account.Admission{}), clock.Now)
 	e.LiveOps = liveops.NewService(db.LiveOps(), clock.Now, liveops.Options{})
 	e.Players = player.New(db.Player(), Queues, e.LiveOps, player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout, Now: clock.Now})
 	e.Seeder = seed.New(db.Seed(), e.Accounts, e.Players, Queues, clock.Now)

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/towerdefence/platformctl/internal/jobs"
+	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/profile"
+)
+
+// jobList is every periodic task of the service. The sweeps delete in
+// batches and are idempotent, so a run cut short (a replica killed
+// mid-job) is finished by the next period's claimant.
+func (a *App) jobList() []jobs.Job {
+	sw, j := a.DB.Sweeps(), a.Config.Jobs
+	before := func(age time.Duration) time.Time { return a.Now().Add(-age) }
+	sweep := func(name string, fn func(ctx context.Context, dryRun bool) (int, error)) jobs.Job {
+		return jobs.Job{Name: name, Every: j.SweepEvery, Run: fn}
+	}
+	list := []jobs.Job{
+		sweep("expired-sessions", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredSessions(ctx, a.Now(), dry) }),
+		sweep("expired-mail-tokens", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredMailTokens(ctx, a.Now(), dry) }),
+		sweep("rate-limit-counters", func(ctx context.Context, dry bool) (int, error) { return sw.RateLimits(ctx, a.Now(), dry) }),
+		sweep("finished-mail", func(ctx context.Context, dry bool) (int, error) {
+			return sw.FinishedMail(ctx, before(j.MailRetention), dry)
+		}),
+		sweep("closed-lobbies", func(ctx context.Context, dry bool) (int, error) {
+			return sw.ClosedLobbies(ctx, before(player.ClosedLobbyRetention), dry)
+		}),
+		// A pending change whose link expired loses its new password hash
+		// at once; the change itself stays for profile.Retention.
+		sweep("stale-password-changes", func(ctx context.Context, dry bool) (int, error) {
+			return sw.StalePasswordChanges(ctx, before(a.Config.TokenTTL), dry)
+		}),
+		sweep("old-profile-changes", func(ctx context.Context, dry bool) (int, error) {
+			return sw.OldProfileChanges(ctx, before(profile.Retention), dry)
+		}),
+		sweep("profile-rate-events", func(ctx context.Context, dry bool) (int, error) {
+			return sw.ProfileRateEvents(ctx, before(profileRateWindow), dry)
+		}),
+		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+			return a.Players.CloseIdleLobbies(ctx)
+		}},
+		{Name: "overdue-mail", Every: j.MailEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+			return a.MailWorker.ExpireOverdue(ctx, a.Now().UTC())
+		}},
+	}
+	if j.AuditRetention > 0 {
+		list = append(list, sweep("audit-log", func(ctx context.Context, dry bool) (int, error) {
+			return sw.AuditLog(ctx, before(j.AuditRetention), dry)
+		}))
+	}
+	return list
+}
