@@ -42,6 +42,11 @@ func (a *App) jobList() []jobs.Job {
 		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
 			return a.Players.CloseIdleLobbies(ctx)
 		}},
+		// The figures of the metrics and the admin bootstraps: one snapshot
+		// row, so no scrape or request counts a growing table.
+		{Name: "gauges", Every: a.gaugesEvery(), NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+			return 0, a.Gauges.Refresh(ctx)
+		}},
 		{Name: "overdue-mail", Every: j.MailEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
 			return a.MailWorker.ExpireOverdue(ctx, a.Now().UTC())
 		}},
@@ -52,4 +57,13 @@ func (a *App) jobList() []jobs.Job {
 		}))
 	}
 	return list
+}
+
+// gaugesEvery is the period of the counter job: PLATFORM_GAUGES_REFRESH,
+// or a minute for a Config not built by config.Load.
+func (a *App) gaugesEvery() time.Duration {
+	if a.Config.GaugesRefresh > 0 {
+		return a.Config.GaugesRefresh
+	}
+	return time.Minute
 }
