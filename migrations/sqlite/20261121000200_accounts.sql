@@ -1,3 +1,4 @@
+-- +goose Up
 -- One table for both realms: a player and an administrator with the same
 -- email are different accounts, and uniqueness is per realm.
 CREATE TABLE users (
@@ -14,11 +15,8 @@ CREATE TABLE users (
     created_at     TIMESTAMP NOT NULL,
     updated_at     TIMESTAMP NOT NULL
 );
---bun:split
 CREATE UNIQUE INDEX users_email_key ON users (realm, email);
---bun:split
 CREATE UNIQUE INDEX users_nickname_key ON users (realm, nickname_key);
---bun:split
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL,
@@ -31,9 +29,10 @@ CREATE TABLE sessions (
     ip_address  TEXT NOT NULL DEFAULT '',
     user_agent  TEXT NOT NULL DEFAULT ''
 );
---bun:split
 CREATE UNIQUE INDEX sessions_token_hash_key ON sessions (token_hash);
---bun:split
 CREATE INDEX sessions_user_idx ON sessions (user_id);
---bun:split
 CREATE INDEX sessions_expires_idx ON sessions (expires_at);
+
+-- +goose Down
+DROP TABLE sessions;
+DROP TABLE users;

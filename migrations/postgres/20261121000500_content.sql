@@ -1,3 +1,4 @@
+-- +goose Up
 -- Every published version of the content catalog. A version is immutable;
 -- the current catalog is the highest version.
 CREATE TABLE content_catalogs (
@@ -7,7 +8,6 @@ CREATE TABLE content_catalogs (
     body         TEXT NOT NULL,
     published_at TIMESTAMPTZ NOT NULL
 );
---bun:split
 -- Card numeric ids ever published. Deck codes carry them, so a number once
 -- given to a card never names another one, even after the card is removed.
 CREATE TABLE content_card_ids (
@@ -15,9 +15,7 @@ CREATE TABLE content_card_ids (
     card_id       TEXT NOT NULL,
     first_version INTEGER NOT NULL
 );
---bun:split
 CREATE UNIQUE INDEX content_card_ids_card_id_key ON content_card_ids (card_id);
---bun:split
 -- Every published version of the live-ops configuration; source says
 -- whether fixtures or an operator published it.
 CREATE TABLE liveops_configs (
@@ -28,7 +26,6 @@ CREATE TABLE liveops_configs (
     source       TEXT NOT NULL CHECK (source IN ('fixtures', 'operator')),
     published_at TIMESTAMPTZ NOT NULL
 );
---bun:split
 -- Fixture items applied once (development players, their friendships,
 -- decks and lobbies). Seeding skips an item it finds here, so a later run
 -- never undoes what players changed since.
@@ -37,3 +34,9 @@ CREATE TABLE fixture_ledger (
     ref        TEXT NOT NULL DEFAULT '',
     applied_at TIMESTAMPTZ NOT NULL
 );
+
+-- +goose Down
+DROP TABLE fixture_ledger;
+DROP TABLE liveops_configs;
+DROP TABLE content_card_ids;
+DROP TABLE content_catalogs;

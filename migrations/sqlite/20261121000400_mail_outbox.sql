@@ -1,3 +1,4 @@
+-- +goose Up
 -- The transactional outbox: a service writes the message in the same
 -- transaction as the change that causes it, and the delivery worker sends
 -- it afterwards. The payload (the template data, including any link with a
@@ -22,11 +23,8 @@ CREATE TABLE mail_outbox (
     updated_at      TIMESTAMP NOT NULL,
     sent_at         TIMESTAMP
 );
---bun:split
 CREATE INDEX mail_outbox_due_idx ON mail_outbox (next_attempt_at) WHERE status IN ('pending', 'sending');
---bun:split
 CREATE INDEX mail_outbox_status_idx ON mail_outbox (status, created_at DESC);
---bun:split
 -- One row per delivery attempt, written when the attempt starts so that an
 -- attempt cut short by a crash is visible too.
 CREATE TABLE mail_attempts (
@@ -40,5 +38,8 @@ CREATE TABLE mail_attempts (
     smtp_code   INTEGER NOT NULL DEFAULT 0,
     error       TEXT NOT NULL DEFAULT ''
 );
---bun:split
 CREATE UNIQUE INDEX mail_attempts_message_attempt_key ON mail_attempts (message_id, attempt);
+
+-- +goose Down
+DROP TABLE mail_attempts;
+DROP TABLE mail_outbox;

@@ -1,3 +1,4 @@
+-- +goose Up
 -- A pending profile, email or password change, confirmed by emailed tokens.
 -- base_fingerprint is a hash of the fields the change replaces as they were
 -- when it was requested, so a stale change cannot silently undo a later one.
@@ -18,11 +19,9 @@ CREATE TABLE profile_changes (
     updated_at        TIMESTAMP NOT NULL,
     completed_at      TIMESTAMP
 );
---bun:split
 -- At most one pending change per user and type: a new request supersedes
 -- the earlier one in the same transaction.
 CREATE UNIQUE INDEX profile_changes_pending_key ON profile_changes (user_id, type) WHERE status = 'pending';
---bun:split
 -- Only a keyed hash (HMAC-SHA256) of each token is stored: a database dump
 -- confirms nothing.
 CREATE TABLE profile_tokens (
@@ -36,9 +35,7 @@ CREATE TABLE profile_tokens (
     consumed_at   TIMESTAMP,
     superseded_at TIMESTAMP
 );
---bun:split
 CREATE INDEX profile_tokens_change_idx ON profile_tokens (change_id);
---bun:split
 -- Sliding-window rate limits of the request endpoints, shared by every
 -- serve process on the database.
 CREATE TABLE profile_rate_events (
@@ -46,5 +43,9 @@ CREATE TABLE profile_rate_events (
     key TEXT NOT NULL,
     at  TIMESTAMP NOT NULL
 );
---bun:split
 CREATE INDEX profile_rate_events_key_idx ON profile_rate_events (key, at);
+
+-- +goose Down
+DROP TABLE profile_rate_events;
+DROP TABLE profile_tokens;
+DROP TABLE profile_changes;
