@@ -62,6 +62,13 @@ func Run(ctx context.Context, build platform.Build, args []string, getenv func(s
 		return ExitOK
 	}
 	code := exitCode(err)
+	var problems config.Errors
+	if errors.As(err, &problems) {
+		for _, p := range problems { // every configuration problem, one per line
+			fmt.Fprintln(stderr, "platformctl: configuration: "+oneLine(p.Error()))
+		}
+		return code
+	}
 	fmt.Fprintln(stderr, "platformctl: "+oneLine(errorMessage(err)))
 	return code
 }
@@ -106,6 +113,7 @@ func strictArgs(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		strictArgs(c)
 	}
+	cmd.SuggestionsMinimumDistance = 2
 	if cmd.HasSubCommands() && cmd.RunE == nil && cmd.Run == nil {
 		cmd.Args = unknownSubcommand
 		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }

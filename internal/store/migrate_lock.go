@@ -148,7 +148,7 @@ func (l *migrationLocker) holder(ctx context.Context, conn *sql.Conn) string {
 		return fmt.Sprintf("%s (server pid %d, from %s, connected %s)", app, pid, client, since.UTC().Format(time.RFC3339))
 	}
 	if pid := flockHolder(l.m.db.path); pid > 0 {
-		return fmt.Sprintf("process %d (%s) on this host", pid, processName(pid))
+		return fmt.Sprintf("pid %d (%s) on this host", pid, processName(pid))
 	}
 	return "another process on this host"
 }
