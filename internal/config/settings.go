@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
