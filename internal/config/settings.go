@@ -111,13 +111,13 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Group: GroupServer, Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
 		set: func(c *Config, v string) error { return parseBool(&c.TestingTools, v) }},
-	{Env: "PLATFORM_PLAYER_COOKIE_PREFIX", Flag: "player-cookie-prefix", Group: GroupServices, Default: "better-auth", Usage: "cookie name prefix of player sessions",
+	{Env: "PLATFORM_PLAYER_COOKIE_PREFIX", Flag: "player-cookie-prefix", Group: GroupServer, Default: "better-auth", Usage: "cookie name prefix of player sessions",
 		set: func(c *Config, v string) error { c.PlayerCookiePrefix = v; return nil }},
-	{Env: "PLATFORM_ADMIN_COOKIE_PREFIX", Flag: "admin-cookie-prefix", Group: GroupServices, Default: "platform-admin", Usage: "cookie name prefix of administrator sessions",
+	{Env: "PLATFORM_ADMIN_COOKIE_PREFIX", Flag: "admin-cookie-prefix", Group: GroupServer, Default: "platform-admin", Usage: "cookie name prefix of administrator sessions",
 		set: func(c *Config, v string) error { c.AdminCookiePrefix = v; return nil }},
 	{Env: "PLATFORM_SESSION_TTL", Flag: "session-ttl", Group: GroupServices, Type: "duration", Default: "168h", Usage: "lifetime of a remembered session",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
-	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Group: GroupServices, Type: "duration", Default: "24h", Usage: "age after which an active session's expiry slides forward",
+	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Group: GroupServer, Type: "duration", Default: "24h", Usage: "age after which an active session's expiry slides forward",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
 	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Group: GroupServer, Type: "rate", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginIP, v) }},
@@ -148,11 +148,11 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
 	{Env: "PLATFORM_MAIL_LEASE", Flag: "mail-lease", Group: GroupServer, Type: "duration", Default: "2m", Usage: "how long a claimed message belongs to its worker; a process killed mid-delivery delays the message by at most this",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailLease, v) }},
-	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Group: GroupServices, Type: "int", Default: "200", Usage: "most friends a player may have",
+	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Group: GroupServer, Type: "int", Default: "200", Usage: "most friends a player may have",
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
-	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Group: GroupServices, Type: "duration", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
+	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Group: GroupServer, Type: "duration", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
 		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
-	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServices, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
 		set: func(c *Config, v string) error {
 			var n uint32
 			if err := parseUint32(&n, v); err != nil || n > 10000 {
@@ -161,11 +161,11 @@ var settings = []Setting{
 			c.ProfileRateLimit = int(n)
 			return nil
 		}},
-	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Group: GroupServices, Type: "uint64", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
+	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Group: GroupServer, Type: "uint64", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
-	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Group: GroupServices, Type: "uint64", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
+	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Group: GroupServer, Type: "uint64", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
-	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Group: GroupServices, Type: "duration", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
+	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Group: GroupServer, Type: "duration", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
 		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
 }
 
