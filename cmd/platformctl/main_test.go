@@ -272,3 +272,48 @@ func lockHeld(t *testing.T, url string) bool {
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
+
+// A rollback whose second step fails stops there and says exactly what was
+// rolled back, what failed and what was not touched; status agrees.
+func TestFailedRollbackStepIsReportedExactly(t *testing.T) {
+	url := storetest.URL(t)
+	env := map[string]string{"PLATFORM_DATABASE_URL": url}
+	if r := run(t, env, "migrate", "up"); r.code != 0 {
+		t.Fatalf("up: %d %s", r.code, r.stderr)
+	}
+	driver, dsn := "pgx", url
+	if !strings.HasPrefix(url, "postgres") {
+		driver, dsn = "sqlite", strings.TrimPrefix(url, "file:")
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The player migration's down drops player_decks last; without it that step fails.
+	if _, err := db.ExecContext(t.Context(), "DROP TABLE player_decks"); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, env, "migrate", "down", "--yes", "--steps", "3", "-o", "json")
+	var report struct {
+		RolledBack, NotRolledBack []store.Migration
+		Failed                    *store.Migration
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != 1 {
+		t.Fatalf("down with a failing step: exit %d, %v, stdout %s stderr %s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(report.RolledBack) != 1 || report.Failed == nil || report.Failed.Name != "player" || len(report.NotRolledBack) != 1 {
+		t.Fatalf("report %+v, want one rolled back, player failed, one not rolled back", report)
+	}
+	r = run(t, env, "migrate", "status", "-o", "json")
+	var st []store.Migration
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st {
+		wantApplied := m.Version != report.RolledBack[0].Version
+		if m.Applied != wantApplied {
+			t.Errorf("status of %d %s: applied %v, want %v", m.Version, m.Name, m.Applied, wantApplied)
+		}
+	}
+}

@@ -181,7 +181,11 @@ func newMigrateDownCmd(e *env) *cobra.Command {
 			plan := func(m *store.Migrator) ([]store.Migration, error) { return m.DownPlan(cmd.Context(), steps, to) }
 			return runRollback(cmd, e, o, yes, "roll back", plan, func(m *store.Migrator, plan []store.Migration) (*migrateReport, error) {
 				done, err := m.Down(cmd.Context(), plan)
-				return &migrateReport{RolledBack: done, NotRolledBack: plan[len(done):]}, err
+				rest := plan[len(done):]
+				if err != nil && len(rest) > 0 {
+					rest = rest[1:] // the failed one is reported as failed
+				}
+				return &migrateReport{RolledBack: done, NotRolledBack: rest}, err
 			})
 		},
 	}
@@ -204,10 +208,14 @@ func newMigrateRedoCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			plan := func(m *store.Migrator) ([]store.Migration, error) { return m.DownPlan(cmd.Context(), 1, -1) }
 			return runRollback(cmd, e, o, yes, "roll back and re-apply", plan, func(m *store.Migrator, plan []store.Migration) (*migrateReport, error) {
-				if err := m.Redo(cmd.Context(), plan[0]); err != nil {
-					return &migrateReport{}, err
+				undone, err := m.Redo(cmd.Context(), plan[0])
+				switch {
+				case err == nil:
+					return &migrateReport{RolledBack: plan, Applied: plan}, nil
+				case undone: // rolled back, not applied again: the schema is one migration behind
+					return &migrateReport{RolledBack: plan}, err
 				}
-				return &migrateReport{RolledBack: plan, Applied: plan}, nil
+				return &migrateReport{NotRolledBack: plan}, err
 			})
 		},
 	}

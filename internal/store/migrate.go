@@ -222,15 +222,17 @@ func (m *Migrator) Down(ctx context.Context, plan []Migration) ([]Migration, err
 	return done, nil
 }
 
-// Redo rolls back the newest applied migration and applies it again.
-func (m *Migrator) Redo(ctx context.Context, mg Migration) error {
+// Redo rolls back the newest applied migration and applies it again. It
+// reports whether the rollback happened, so that a failed re-apply is not
+// mistaken for nothing done.
+func (m *Migrator) Redo(ctx context.Context, mg Migration) (rolledBack bool, err error) {
 	if _, err := m.provider.ApplyVersion(ctx, mg.Version, false); err != nil {
-		return m.versionError(mg, err)
+		return false, m.versionError(mg, err)
 	}
 	if _, err := m.provider.ApplyVersion(ctx, mg.Version, true); err != nil {
-		return m.versionError(mg, err)
+		return true, m.versionError(mg, err)
 	}
-	return nil
+	return true, nil
 }
 
 func (m *Migrator) versionError(mg Migration, err error) error {

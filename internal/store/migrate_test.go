@@ -105,7 +105,7 @@ func TestMigrateUpDownRedoStatus(t *testing.T) {
 	if _, err := m.Up(ctx); err != nil {
 		t.Fatalf("up after down: %v", err)
 	}
-	if err := m.Redo(ctx, applied[n-1]); err != nil {
+	if _, err := m.Redo(ctx, applied[n-1]); err != nil {
 		t.Fatalf("redo: %v", err)
 	}
 	all, err := m.DownPlan(ctx, 0, 0)
