@@ -39,3 +39,22 @@ func supportActor(e *env) string {
 	}
 	return "os:" + name
 }
+
+// supportRunE is the preamble every support command shares: it checks
+// --output (when the command has one), opens the services with
+// openSupportApp, runs the command's own part and closes them.
+func supportRunE(e *env, run func(cmd *cobra.Command, a *app.App, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if f := cmd.Flags().Lookup("output"); f != nil {
+			if err := checkOutput(f.Value.String()); err != nil {
+				return err
+			}
+		}
+		a, err := openSupportApp(cmd, e)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return run(cmd, a, args)
+	}
+}
