@@ -120,8 +120,12 @@ func explainMissing(err error, cfg *config.Config) error {
 	if !ok {
 		return err
 	}
-	return withExit(ExitUsage, fmt.Errorf("%w (database URL from %s); point PLATFORM_DATABASE_URL or --database-url at an existing database, or create it with `platformctl migrate up`",
-		missing, cfg.DatabaseSource()))
+	create := "create it with `platformctl migrate up`"
+	if missing.Dialect == store.Postgres {
+		create = "create it (CREATE DATABASE) and run `platformctl migrate up`"
+	}
+	return withExit(ExitUsage, fmt.Errorf("%w (database URL from %s); point PLATFORM_DATABASE_URL or --database-url at an existing database, or %s",
+		missing, cfg.DatabaseSource(), create))
 }
 
 // redactURL hides a password in a database URL.
