@@ -271,59 +271,45 @@ func (c *Config) finish() []*Error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		fail(settingErr("PLATFORM_LOG_FORMAT", "must be text or json, got %q", c.LogFormat))
 	}
-	if c.ShutdownTimeout <= 0 {
-		fail(settingErr("PLATFORM_SHUTDOWN_TIMEOUT", "must be positive"))
-	}
-	if c.RequestTimeout < 100*time.Millisecond {
-		fail(settingErr("PLATFORM_REQUEST_TIMEOUT", "must be at least 100ms"))
-	}
-	if c.SessionTTL < time.Hour {
-		fail(settingErr("PLATFORM_SESSION_TTL", "must be at least 1h"))
-	}
-	if c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL {
-		fail(settingErr("PLATFORM_SESSION_REFRESH_AFTER", "must be positive and shorter than the session TTL"))
-	}
-	if c.FriendLimit < 1 || c.FriendLimit > 10000 {
-		fail(settingErr("PLATFORM_FRIEND_LIMIT", "must be 1-10000"))
-	}
-	if c.LobbyIdleTimeout < time.Minute {
-		fail(settingErr("PLATFORM_LOBBY_IDLE_TIMEOUT", "must be at least 1m"))
-	}
-	if c.TokenTTL < time.Minute {
-		fail(settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m"))
-	}
-	if c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute {
-		fail(settingErr("PLATFORM_LIVEOPS_REFRESH", "must be between 0s and 1m"))
-	}
-	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
-		fail(settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m"))
-	}
-	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
-		fail(settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m"))
-	}
-	if c.MailLease < 2*time.Second || c.MailLease > time.Hour {
-		fail(settingErr("PLATFORM_MAIL_LEASE", "must be between 2s and 1h"))
-	}
-	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
-		fail(settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000"))
-	}
-	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
-		fail(settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ"))
-	}
-	// OWASP: argon2id with at least 19 MiB, 2 iterations, 1 degree of parallelism.
-	if c.Argon2MemoryKiB < 19*1024 {
-		fail(settingErr("PLATFORM_ARGON2_MEMORY_KIB", "must be at least 19456 (OWASP minimum)"))
-	}
-	if c.Argon2Iterations < 2 {
-		fail(settingErr("PLATFORM_ARGON2_ITERATIONS", "must be at least 2 (OWASP minimum)"))
-	}
-	if c.Argon2Parallelism < 1 {
-		fail(settingErr("PLATFORM_ARGON2_PARALLELISM", "must be at least 1"))
+	for _, b := range c.bounds() {
+		if b.broken {
+			fail(settingErr(b.setting, "%s", b.problem))
+		}
 	}
 	if _, set := c.sources["PLATFORM_TESTING_TOOLS"]; !set {
 		c.TestingTools = !c.IsProduction()
 	}
 	return errs
+}
+
+// bound is one limit a setting must keep.
+type bound struct {
+	setting string
+	broken  bool
+	problem string
+}
+
+// bounds are the limits of the numeric settings, checked all together.
+func (c *Config) bounds() []bound {
+	return []bound{
+		{"PLATFORM_SHUTDOWN_TIMEOUT", c.ShutdownTimeout <= 0, "must be positive"},
+		{"PLATFORM_REQUEST_TIMEOUT", c.RequestTimeout < 100*time.Millisecond, "must be at least 100ms"},
+		{"PLATFORM_SESSION_TTL", c.SessionTTL < time.Hour, "must be at least 1h"},
+		{"PLATFORM_SESSION_REFRESH_AFTER", c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL, "must be positive and shorter than the session TTL"},
+		{"PLATFORM_FRIEND_LIMIT", c.FriendLimit < 1 || c.FriendLimit > 10000, "must be 1-10000"},
+		{"PLATFORM_LOBBY_IDLE_TIMEOUT", c.LobbyIdleTimeout < time.Minute, "must be at least 1m"},
+		{"PLATFORM_TOKEN_TTL", c.TokenTTL < time.Minute, "must be at least 1m"},
+		{"PLATFORM_LIVEOPS_REFRESH", c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute, "must be between 0s and 1m"},
+		{"PLATFORM_MAIL_POLL_INTERVAL", c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute, "must be between 10ms and 1m"},
+		{"PLATFORM_MAIL_RETRY_BASE", c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute, "must be between 10ms and 15m"},
+		{"PLATFORM_MAIL_LEASE", c.MailLease < 2*time.Second || c.MailLease > time.Hour, "must be between 2s and 1h"},
+		{"PLATFORM_PROFILE_RATE_LIMIT", c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000, "must be between 0 (off) and 10000"},
+		{"PLATFORM_ADMIN_COOKIE_PREFIX", c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix, "player and admin cookie prefixes must be set and differ"},
+		// OWASP: argon2id with at least 19 MiB, 2 iterations, 1 degree of parallelism.
+		{"PLATFORM_ARGON2_MEMORY_KIB", c.Argon2MemoryKiB < 19*1024, "must be at least 19456 (OWASP minimum)"},
+		{"PLATFORM_ARGON2_ITERATIONS", c.Argon2Iterations < 2, "must be at least 2 (OWASP minimum)"},
+		{"PLATFORM_ARGON2_PARALLELISM", c.Argon2Parallelism < 1, "must be at least 1"},
+	}
 }
 
 // SecretDir is where a development secret is kept: next to the SQLite
