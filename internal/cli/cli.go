@@ -101,6 +101,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newLiveOpsCmd(e),
 		newMapCmd(e),
 	)
+	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
 	strictArgs(root)
 	return root
 }
