@@ -76,6 +76,12 @@ func (s Setting) In(groups []Group) bool { return slices.Contains(groups, s.Grou
 // Settings lists every setting in the order --help shows them.
 func Settings() []Setting { return settings }
 
+// settings is the registry: one entry per setting. An entry without a
+// Group is a server setting (serve only); give Type for anything but a
+// string or a Bool switch, so that --help and docs/configuration.md name
+// it. After adding one, regenerate the reference with
+// `go test ./internal/config -run TestConfigurationReference -update`.
+
 var settings = []Setting{
 	{Env: "PLATFORM_ENV", Flag: "env", Group: GroupDatabase, Default: EnvDevelopment, Usage: "development or production",
 		set: func(c *Config, v string) error { c.Env = v; return nil }},
