@@ -358,7 +358,11 @@ func (a *App) migrate(ctx context.Context) error {
 		return nil
 	}
 	if a.DB.Dialect() == store.Postgres && !a.Config.Migrate {
-		return &PendingMigrationsError{Pending: pending}
+		files := make([]string, len(pending))
+		for i, p := range pending {
+			files[i] = p.File
+		}
+		return &PendingMigrationsError{Pending: files}
 	}
 	applied, err := m.Up(ctx)
 	if err != nil {

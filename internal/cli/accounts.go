@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/audit"
 )
 
@@ -35,19 +36,11 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 			"on a terminal, or read from the first line of stdin otherwise (8 to 128 characters).\n" +
 			"The creation is written to the audit log under your operating-system user.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			password, err := readNewPassword(e)
 			if err != nil {
 				return withExit(ExitUsage, err)
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			u, err := a.Auth.CreateAdmin(cmd.Context(), supportActor(e), account.NewUser{Email: email, Name: name, Role: role, Password: password})
 			if err != nil {
 				return flagNames(err)
@@ -58,7 +51,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 			}
 			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "ROLE", "CREATED"},
 				[][]string{{u.ID.String(), u.Email, u.Name, u.Role, u.CreatedAt.Format(time.RFC3339)}})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&email, "email", "", "email address the administrator signs in with")
 	cmd.Flags().StringVar(&name, "name", "", "display name")
@@ -142,19 +135,11 @@ func newSessionsListCmd(e *env) *cobra.Command {
 		Use:   "list --user EMAIL|ID [--realm player|admin]",
 		Short: "List a user's live sessions, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			r, err := parseRealmFlag(*realm)
 			if err != nil {
 				return err
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			u, list, err := a.Auth.SupportListSessions(cmd.Context(), supportActor(e), r, user)
 			if err != nil {
 				return err
@@ -172,7 +157,7 @@ func newSessionsListCmd(e *env) *cobra.Command {
 				return writeJSON(e.stdout, out)
 			}
 			return writeTable(e.stdout, []string{"SESSION", "CREATED", "LAST REFRESH", "EXPIRES", "IP", "USER AGENT"}, rows)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
 	cmd.MarkFlagRequired("user") //nolint:errcheck // the flag exists
@@ -189,10 +174,7 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 		Use:   "revoke --user EMAIL|ID [--session ID] [--reason TEXT] [--realm player|admin]",
 		Short: "Revoke one session of a user, or all of them",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			r, err := parseRealmFlag(*realm)
 			if err != nil {
 				return err
@@ -203,11 +185,6 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 					return withExit(ExitUsage, fmt.Errorf("--session %q is not a session id", session))
 				}
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			u, n, err := a.Auth.SupportRevokeSessions(cmd.Context(), supportActor(e), r, user, sessionID, strings.TrimSpace(reason))
 			if err != nil {
 				return flagNames(err)
@@ -217,7 +194,7 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 				return writeJSON(e.stdout, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n})
 			}
 			return writeTable(e.stdout, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
 	cmd.Flags().StringVar(&session, "session", "", "revoke only this session (an id from `sessions list`)")
@@ -249,10 +226,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 			"operator, admin:ID for an administrator); --since an RFC 3339 time or a duration back from now\n" +
 			"(24h, 30m).",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			from, err := parseSince(since, time.Now())
 			if err != nil {
 				return withExit(ExitUsage, err)
@@ -260,11 +234,6 @@ func newAuditListCmd(e *env) *cobra.Command {
 			if limit < 1 || limit > 1000 {
 				return withExit(ExitUsage, errors.New("--limit must be 1-1000"))
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			entries, err := a.Audit.List(cmd.Context(), audit.Filter{Actor: actor, Since: from, Limit: limit})
 			if err != nil {
 				return err
@@ -280,7 +249,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 				rows[i] = []string{en.At.Format(time.RFC3339), en.Actor, en.Action, en.Target, oneLine(en.Reason), formatDetails(en.Details)}
 			}
 			return writeTable(e.stdout, []string{"AT", "ACTOR", "ACTION", "TARGET", "REASON", "DETAILS"}, rows)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this RFC 3339 time, or this long ago (24h)")

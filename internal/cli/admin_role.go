@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -32,10 +33,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 		Short: "Change an administrator's role",
 		Long:  strings.TrimRight(long, "\n"),
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			ref := liveops.AdminRef{Email: email}
 			if id != "" {
 				u, err := uuid.Parse(id)
@@ -44,11 +42,6 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 				}
 				ref.ID = u
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			ch, err := a.Admins.SetRole(cmd.Context(), supportActor(e), ref, roleName, reason)
 			if err != nil {
 				return err
@@ -61,7 +54,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 			}
 			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "FROM", "TO"},
 				[][]string{{ch.Admin.ID.String(), ch.Admin.Email, ch.Admin.Name, string(ch.From), string(ch.To)}})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&email, "email", "", "the administrator's email")
 	cmd.Flags().StringVar(&id, "id", "", "the administrator's id")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +62,13 @@ func Run(ctx context.Context, build platform.Build, args []string, getenv func(s
 		return ExitOK
 	}
 	code := exitCode(err)
+	var problems config.Errors
+	if errors.As(err, &problems) {
+		for _, p := range problems { // every configuration problem, one per line
+			fmt.Fprintln(stderr, "platformctl: configuration: "+oneLine(p.Error()))
+		}
+		return code
+	}
 	fmt.Fprintln(stderr, "platformctl: "+oneLine(errorMessage(err)))
 	return code
 }
@@ -94,7 +102,51 @@ func newRootCmd(e *env) *cobra.Command {
 		newMapCmd(e),
 		newPruneCmd(e),
 	)
+	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
+	strictArgs(root)
 	return root
+}
+
+// strictArgs makes every command refuse what it does not know: a parent
+// command given an unknown subcommand, and a command that declares no
+// positional arguments given some, fail with a usage error (exit 2)
+// instead of printing help and succeeding.
+func strictArgs(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		strictArgs(c)
+	}
+	cmd.SuggestionsMinimumDistance = 2
+	if cmd.HasSubCommands() && cmd.RunE == nil && cmd.Run == nil {
+		cmd.Args = unknownSubcommand
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		return
+	}
+	if cmd.Args == nil {
+		cmd.Args = cobra.NoArgs
+	}
+}
+
+// unknownSubcommand rejects any argument of a parent command, naming the
+// closest subcommands.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(quoteAll(s), " or ") + "?"
+	} else {
+		msg += "; run '" + cmd.CommandPath() + " --help' for its commands"
+	}
+	return withExit(ExitUsage, errors.New(msg))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 func exitCode(err error) int {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -31,15 +32,7 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 		Use:   "show",
 		Short: "Print the newest live-ops version with event, banner and message statuses as of now",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			snap, err := a.LiveOps.Snapshot(cmd.Context())
 			if err != nil {
 				return err
@@ -48,7 +41,7 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 				return writeJSON(e.stdout, snap)
 			}
 			return writeSnapshot(e.stdout, snap)
-		},
+		}),
 	}
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
@@ -165,19 +158,11 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 		Long: "Every queue of the size plays the map generated from the new seed from the next request on,\n" +
 			"on every server, unless a running event sets its own seed for that size (the command says so).",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			n, err := strconv.ParseInt(seed, 10, 64)
 			if err != nil || n <= 0 {
 				return platform.Invalid("seed", fmt.Sprintf("must be a positive integer up to %d, got %q", int64(1<<63-1), seed))
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			ch, err := a.LiveOps.SetSeed(cmd.Context(), supportActor(e), size, n, reason)
 			if err != nil {
 				return err
@@ -198,7 +183,7 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 				[][]string{{string(ch.Size), strconv.FormatInt(ch.From, 10), strconv.FormatInt(ch.To, 10), strconv.Itoa(ch.Version),
 					strconv.Itoa(m.PathCellCount), strconv.Itoa(m.BuildCellCount), strconv.Itoa(m.OverlapCellCount),
 					fmt.Sprintf("%d-%d", m.ShortestRoute, m.LongestRoute), strconv.FormatBool(m.Valid)}})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
 	cmd.Flags().StringVar(&seed, "seed", "", "the new seed, a positive integer")

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/mail"
 )
 
@@ -32,15 +33,7 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 		Use:   "outbox",
 		Short: "List outbox messages, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			msgs, err := a.Outbox.List(cmd.Context(), supportActor(e), mail.Filter{Status: mail.Status(status), Limit: limit})
 			if err != nil {
 				return err
@@ -58,7 +51,7 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 					strconv.Itoa(m.Attempts), next, m.CreatedAt.Format(time.RFC3339), oneLine(m.LastError)})
 			}
 			return writeTable(e.stdout, []string{"ID", "STATUS", "TEMPLATE", "TO", "ATTEMPTS", "NEXT ATTEMPT", "CREATED", "LAST ERROR"}, rows)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only messages in this status: pending, sending, sent, failed or expired")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many messages (up to 1000)")
@@ -79,19 +72,11 @@ func newMailShowCmd(e *env) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one message and every delivery attempt",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
 			id, err := uuid.Parse(args[0])
 			if err != nil {
 				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			m, atts, err := a.Outbox.Get(cmd.Context(), supportActor(e), id)
 			if err != nil {
 				return err
@@ -112,7 +97,7 @@ func newMailShowCmd(e *env) *cobra.Command {
 				rows = append(rows, []string{strconv.Itoa(at.Attempt), string(at.Outcome), at.StartedAt.Format(time.RFC3339), finished, at.Worker, code, oneLine(at.Error)})
 			}
 			return writeTable(e.stdout, []string{"ATTEMPT", "OUTCOME", "STARTED", "FINISHED", "WORKER", "SMTP", "ERROR"}, rows)
-		},
+		}),
 	}
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
@@ -127,23 +112,18 @@ func newMailRetryCmd(e *env) *cobra.Command {
 		Long: "Make a failed message due again; a running serve delivers it within its poll interval.\n" +
 			"Sent and expired messages cannot be retried: issue a new token instead.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
 			id, err := uuid.Parse(args[0])
 			if err != nil {
 				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			m, err := a.Outbox.Retry(cmd.Context(), supportActor(e), reason, id)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stderr, "message %s is %s again; serve delivers it shortly\n", m.ID, m.Status)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	bindSettings(cmd)

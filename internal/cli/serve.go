@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/config"
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -20,7 +21,8 @@ func newServeCmd(e *env) *cobra.Command {
 		Long: "Serve the HTTP API under /api until SIGINT or SIGTERM, then stop accepting connections,\n" +
 			"let in-flight requests finish within --shutdown-timeout, and close the database.\n\n" +
 			"Every setting can come from a flag or from its PLATFORM_* environment variable;\n" +
-			"flags win over the environment, which wins over the defaults.",
+			"flags win over the environment, which wins over the defaults. serve is the only\n" +
+			"command that takes the server settings; docs/configuration.md lists them all.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, e)
@@ -40,7 +42,7 @@ func newServeCmd(e *env) *cobra.Command {
 			return serve(ctx, a)
 		},
 	}
-	bindSettings(cmd)
+	bindSettings(cmd, config.GroupsAll...)
 	return cmd
 }
 

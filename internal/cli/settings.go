@@ -1,33 +1,85 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/store"
 )
 
-// bindSettings registers a flag for every configuration setting on cmd,
-// each naming its environment variable in the help text.
-func bindSettings(cmd *cobra.Command) {
+// settingsAnnotation records on a command which setting groups it takes.
+const settingsAnnotation = "platformctl/settings"
+
+// settingValue is a typed flag of one setting: it checks its value as it
+// is parsed (so --friend-limit=x is a usage error) and names its type in
+// --help.
+type settingValue struct {
+	s     config.Setting
+	value string
+}
+
+func (v *settingValue) String() string { return v.value }
+func (v *settingValue) Type() string   { return v.s.TypeName() }
+func (v *settingValue) Set(s string) error {
+	if err := v.s.Parse(s); err != nil {
+		return err
+	}
+	v.value = s
+	return nil
+}
+
+// bindSettings registers a typed flag for each setting of groups on cmd,
+// each naming its environment variable in the help text. Without groups it
+// binds what the support commands take: database and services settings.
+func bindSettings(cmd *cobra.Command, groups ...config.Group) {
+	if len(groups) == 0 {
+		groups = []config.Group{config.GroupDatabase, config.GroupServices}
+	}
 	for _, s := range config.Settings() {
-		usage := s.Usage + " [$" + s.Env + "]"
-		if s.Default != "" && !s.Bool {
-			usage += " (default " + s.Default + ")"
+		if !s.In(groups) {
+			continue
 		}
+		usage := s.Usage + " [$" + s.Env + "]"
 		if s.Bool {
 			cmd.Flags().Bool(s.Flag, false, usage)
 			continue
 		}
-		cmd.Flags().String(s.Flag, "", usage)
+		cmd.Flags().Var(&settingValue{s: s}, s.Flag, usage)
+		cmd.Flags().Lookup(s.Flag).DefValue = s.Default
 	}
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = g.String()
+	}
+	cmd.Annotations[settingsAnnotation] = strings.Join(names, ",")
+	cmd.Flags().BoolP("verbose", "v", false, "say which database and settings sources the command uses")
+}
+
+func boundGroups(cmd *cobra.Command) []config.Group {
+	var groups []config.Group
+	for _, g := range config.GroupsAll {
+		for _, name := range strings.Split(cmd.Annotations[settingsAnnotation], ",") {
+			if name == g.String() {
+				groups = append(groups, g)
+			}
+		}
+	}
+	return groups
 }
 
 // loadConfig builds the Config from defaults, environment and the flags the
-// user set on cmd.
+// user set on cmd, for the setting groups cmd takes; it warns about
+// PLATFORM_* variables that are no setting at all.
 func loadConfig(cmd *cobra.Command, e *env) (*config.Config, error) {
 	flags := map[string]string{}
 	for _, s := range config.Settings() {
@@ -36,7 +88,53 @@ func loadConfig(cmd *cobra.Command, e *env) (*config.Config, error) {
 			flags[s.Flag] = f.Value.String()
 		}
 	}
-	return config.Load(e.getenv, flags)
+	for _, w := range config.UnknownVariables(os.Environ(), e.getenv) {
+		fmt.Fprintln(e.stderr, "platformctl: warning: "+w)
+	}
+	return config.LoadGroups(e.getenv, flags, boundGroups(cmd))
+}
+
+// openDatabase opens the configured database. Only commands that create
+// one (migrate up, serve) pass create; the others refuse a database that
+// does not exist, naming where its URL came from. With --verbose, or on a
+// terminal, it says which database it opened.
+func openDatabase(cmd *cobra.Command, e *env, cfg *config.Config, create bool) (*store.DB, error) {
+	open := store.OpenExisting
+	if create {
+		open = store.Open
+	}
+	db, err := open(cmd.Context(), cfg.DatabaseURL)
+	if err != nil {
+		return nil, explainMissing(err, cfg)
+	}
+	if verbose, _ := cmd.Flags().GetBool("verbose"); verbose || isTerminal(e.stderr) {
+		fmt.Fprintf(e.stderr, "using database %s (from %s)\n", redactURL(cfg.DatabaseURL), cfg.DatabaseSource())
+	}
+	return db, nil
+}
+
+// explainMissing turns a missing database into a usage error that says
+// where the URL came from and how to create the database.
+func explainMissing(err error, cfg *config.Config) error {
+	missing, ok := err.(*store.MissingDatabaseError)
+	if !ok {
+		return err
+	}
+	create := "create it with `platformctl migrate up`"
+	if missing.Dialect == store.Postgres {
+		create = "create it (CREATE DATABASE) and run `platformctl migrate up`"
+	}
+	return withExit(ExitUsage, fmt.Errorf("%w (database URL from %s); point PLATFORM_DATABASE_URL or --database-url at an existing database, or %s",
+		missing, cfg.DatabaseSource(), create))
+}
+
+// redactURL hides a password in a database URL.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 // newLogger writes structured logs to stderr in the configured format.
@@ -56,4 +154,11 @@ func isTerminal(w any) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// isTerminalReader reports whether r is an interactive terminal (not
+// /dev/null, which is a character device too).
+func isTerminalReader(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

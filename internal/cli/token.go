@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
 )
@@ -36,10 +37,7 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 			"and expiry. The token is not consumed. Pass - to read it from stdin, keeping it out of the\n" +
 			"shell history.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
 			token := args[0]
 			if token == "-" {
 				line, err := readLine(e.stdin)
@@ -48,11 +46,6 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 				}
 				token = line
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			info, err := a.Profile.Inspect(cmd.Context(), supportActor(e), strings.TrimSpace(token))
 			if err != nil {
 				return err
@@ -77,7 +70,7 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 				{"expires", info.ExpiresAt.Format(time.RFC3339)},
 				{"used", used},
 			})
-		},
+		}),
 	}
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
@@ -101,10 +94,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 			"  platformctl token issue --user ada@example.com --type email --new-email ada@new.example --send --callback-url https://play.example.com/confirm\n" +
 			"  printf '%s\\n' \"$NEW_PASSWORD\" | platformctl token issue --user ada@example.com --type password --callback-url https://play.example.com/confirm",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output); err != nil {
-				return err
-			}
+		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			in.Type = profile.Type(typ)
 			if in.Type == profile.TypePassword {
 				pw, err := readPassword(e)
@@ -113,11 +103,6 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 				}
 				in.NewPassword = pw
 			}
-			a, err := openSupportApp(cmd, e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
 			in.Actor = supportActor(e)
 			issued, err := a.Profile.Issue(cmd.Context(), in)
 			if err != nil {
@@ -144,7 +129,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 				rows = append(rows, []string{"token", issued.Token}, []string{"link", issued.Link})
 			}
 			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, rows)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.User, "user", "", "the player's email or id (required)")

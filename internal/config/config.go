@@ -130,6 +130,10 @@ type Config struct {
 
 	// Jobs, retention and password-hash admission (see docs/replicas.md).
 	Jobs Jobs
+
+	// sources names where each explicitly set value came from: its
+	// environment variable or its --flag.
+	sources map[string]string
 }
 
 // DBPool are the PostgreSQL pool and statement settings. Every replica
@@ -163,6 +167,24 @@ type Jobs struct {
 	HashPerClient int
 }
 
+// Source says where the value of the setting named by its environment
+// variable came from: the variable, a --flag, or "default".
+func (c *Config) Source(env string) string {
+	if from, ok := c.sources[env]; ok {
+		return from
+	}
+	return "default"
+}
+
+// DatabaseSource explains where the database URL came from, for errors
+// that must name it.
+func (c *Config) DatabaseSource() string {
+	if from, ok := c.sources["PLATFORM_DATABASE_URL"]; ok {
+		return from
+	}
+	return "the default platform.db in PLATFORM_DATA_DIR=" + c.DataDir + " (" + c.Source("PLATFORM_DATA_DIR") + ")"
+}
+
 // Error is a configuration problem: which setting, and what is wrong.
 type Error struct {
 	Setting string // environment variable name
@@ -171,8 +193,37 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Setting + ": " + e.Problem }
 
-func settingErr(setting, format string, args ...any) error {
+func settingErr(setting, format string, args ...any) *Error {
 	return &Error{Setting: setting, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Errors is every configuration problem found at once.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap lets errors.As find each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+func (es Errors) has(setting string) bool {
+	for _, e := range es {
+		if e.Setting == setting {
+			return true
+		}
+	}
+	return false
 }
 
 // IsProduction reports whether the service runs in production mode.
@@ -204,13 +255,15 @@ func isPostgresURL(s string) bool {
 
 // finish derives defaults that depend on other settings and validates. It
 // is called once after defaults, environment and flags are applied.
-func (c *Config) finish(explicit map[string]bool) error {
+func (c *Config) finish() []*Error {
+	var errs []*Error
+	fail := func(e *Error) { errs = append(errs, e) }
 	if c.Env != EnvDevelopment && c.Env != EnvProduction {
-		return settingErr("PLATFORM_ENV", "must be development or production, got %q", c.Env)
+		fail(settingErr("PLATFORM_ENV", "must be development or production, got %q", c.Env))
 	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
-		return settingErr("PLATFORM_ADDR", "must be host:port, got %q", c.Addr)
+		fail(settingErr("PLATFORM_ADDR", "must be host:port, got %q", c.Addr))
 	}
 	if c.BaseURL == "" {
 		if host == "" || host == "0.0.0.0" || host == "::" {
@@ -220,11 +273,11 @@ func (c *Config) finish(explicit map[string]bool) error {
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return settingErr("PLATFORM_BASE_URL", "must be an absolute http(s) URL, got %q", c.BaseURL)
+		fail(settingErr("PLATFORM_BASE_URL", "must be an absolute http(s) URL, got %q", c.BaseURL))
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	if c.DataDir == "" {
-		return settingErr("PLATFORM_DATA_DIR", "must not be empty")
+		fail(settingErr("PLATFORM_DATA_DIR", "must not be empty"))
 	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "file:" + filepath.Join(c.DataDir, "platform.db")
@@ -232,11 +285,11 @@ func (c *Config) finish(explicit map[string]bool) error {
 	switch {
 	case isPostgresURL(c.DatabaseURL):
 		if _, err := url.Parse(c.DatabaseURL); err != nil {
-			return settingErr("PLATFORM_DATABASE_URL", "not a valid URL")
+			fail(settingErr("PLATFORM_DATABASE_URL", "not a valid URL"))
 		}
 	case strings.HasPrefix(c.DatabaseURL, "sqlite://"), strings.HasPrefix(c.DatabaseURL, "file:"):
 	default:
-		return settingErr("PLATFORM_DATABASE_URL", "must start with postgres://, postgresql://, sqlite:// or file:")
+		fail(settingErr("PLATFORM_DATABASE_URL", "must start with postgres://, postgresql://, sqlite:// or file:"))
 	}
 	origins := make([]string, 0, len(c.TrustedOrigins)+1)
 	origins = append(origins, c.BaseOrigin())
@@ -247,7 +300,8 @@ func (c *Config) finish(explicit map[string]bool) error {
 		}
 		ou, err := url.Parse(o)
 		if err != nil || (ou.Scheme != "http" && ou.Scheme != "https") || ou.Host == "" || ou.Path != "" {
-			return settingErr("PLATFORM_TRUSTED_ORIGINS", "%q is not an origin like https://play.example.com", o)
+			fail(settingErr("PLATFORM_TRUSTED_ORIGINS", "%q is not an origin like https://play.example.com", o))
+			continue
 		}
 		origins = append(origins, ou.Scheme+"://"+ou.Host)
 	}
@@ -255,73 +309,80 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.SMTPURL != "" {
 		su, err := url.Parse(c.SMTPURL)
 		if err != nil || (su.Scheme != "smtp" && su.Scheme != "smtps") || su.Host == "" {
-			return settingErr("PLATFORM_SMTP_URL", "must be smtp://host:port or smtps://host:port")
+			fail(settingErr("PLATFORM_SMTP_URL", "must be smtp://host:port or smtps://host:port"))
 		}
 	} else if c.IsProduction() {
-		return settingErr("PLATFORM_SMTP_URL", "is required in production")
+		fail(settingErr("PLATFORM_SMTP_URL", "is required in production"))
 	}
 	if c.MailFrom == "" {
-		return settingErr("PLATFORM_MAIL_FROM", "must not be empty")
+		fail(settingErr("PLATFORM_MAIL_FROM", "must not be empty"))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return settingErr("PLATFORM_LOG_FORMAT", "must be text or json, got %q", c.LogFormat)
+		fail(settingErr("PLATFORM_LOG_FORMAT", "must be text or json, got %q", c.LogFormat))
 	}
-	if c.ShutdownTimeout <= 0 {
-		return settingErr("PLATFORM_SHUTDOWN_TIMEOUT", "must be positive")
+	for _, b := range c.bounds() {
+		if b.broken {
+			fail(settingErr(b.setting, "%s", b.problem))
+		}
 	}
-	if c.RequestTimeout < 100*time.Millisecond {
-		return settingErr("PLATFORM_REQUEST_TIMEOUT", "must be at least 100ms")
-	}
-	if c.SessionTTL < time.Hour {
-		return settingErr("PLATFORM_SESSION_TTL", "must be at least 1h")
-	}
-	if c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL {
-		return settingErr("PLATFORM_SESSION_REFRESH_AFTER", "must be positive and shorter than the session TTL")
-	}
-	if c.FriendLimit < 1 || c.FriendLimit > 10000 {
-		return settingErr("PLATFORM_FRIEND_LIMIT", "must be 1-10000")
-	}
-	if c.LobbyIdleTimeout < time.Minute {
-		return settingErr("PLATFORM_LOBBY_IDLE_TIMEOUT", "must be at least 1m")
-	}
-	if c.TokenTTL < time.Minute {
-		return settingErr("PLATFORM_TOKEN_TTL", "must be at least 1m")
-	}
-	if c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute {
-		return settingErr("PLATFORM_LIVEOPS_REFRESH", "must be between 0s and 1m")
-	}
-	if err := c.validateEvents(); err != nil {
-		return err
-	}
-	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
-		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")
-	}
-	if c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute {
-		return settingErr("PLATFORM_MAIL_RETRY_BASE", "must be between 10ms and 15m")
-	}
-	if c.MailLease < 2*time.Second || c.MailLease > time.Hour {
-		return settingErr("PLATFORM_MAIL_LEASE", "must be between 2s and 1h")
-	}
-	if c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000 {
-		return settingErr("PLATFORM_PROFILE_RATE_LIMIT", "must be between 0 (off) and 10000")
-	}
-	if c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix {
-		return settingErr("PLATFORM_ADMIN_COOKIE_PREFIX", "player and admin cookie prefixes must be set and differ")
-	}
-	// OWASP: argon2id with at least 19 MiB, 2 iterations, 1 degree of parallelism.
-	if c.Argon2MemoryKiB < 19*1024 {
-		return settingErr("PLATFORM_ARGON2_MEMORY_KIB", "must be at least 19456 (OWASP minimum)")
-	}
-	if c.Argon2Iterations < 2 {
-		return settingErr("PLATFORM_ARGON2_ITERATIONS", "must be at least 2 (OWASP minimum)")
-	}
-	if c.Argon2Parallelism < 1 {
-		return settingErr("PLATFORM_ARGON2_PARALLELISM", "must be at least 1")
-	}
-	if !explicit["PLATFORM_TESTING_TOOLS"] {
+	if _, set := c.sources["PLATFORM_TESTING_TOOLS"]; !set {
 		c.TestingTools = !c.IsProduction()
 	}
-	return nil
+	return errs
+}
+
+// bound is one limit a setting must keep.
+type bound struct {
+	setting string
+	broken  bool
+	problem string
+}
+
+// bounds are the limits of the numeric settings, checked all together.
+func (c *Config) bounds() []bound {
+	return []bound{
+		{"PLATFORM_SHUTDOWN_TIMEOUT", c.ShutdownTimeout <= 0, "must be positive"},
+		{"PLATFORM_REQUEST_TIMEOUT", c.RequestTimeout < 100*time.Millisecond, "must be at least 100ms"},
+		{"PLATFORM_SESSION_TTL", c.SessionTTL < time.Hour, "must be at least 1h"},
+		{"PLATFORM_SESSION_REFRESH_AFTER", c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL, "must be positive and shorter than the session TTL"},
+		{"PLATFORM_FRIEND_LIMIT", c.FriendLimit < 1 || c.FriendLimit > 10000, "must be 1-10000"},
+		{"PLATFORM_LOBBY_IDLE_TIMEOUT", c.LobbyIdleTimeout < time.Minute, "must be at least 1m"},
+		{"PLATFORM_TOKEN_TTL", c.TokenTTL < time.Minute, "must be at least 1m"},
+		{"PLATFORM_LIVEOPS_REFRESH", c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute, "must be between 0s and 1m"},
+		{"PLATFORM_MAIL_POLL_INTERVAL", c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute, "must be between 10ms and 1m"},
+		{"PLATFORM_MAIL_RETRY_BASE", c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute, "must be between 10ms and 15m"},
+		{"PLATFORM_MAIL_LEASE", c.MailLease < 2*time.Second || c.MailLease > time.Hour, "must be between 2s and 1h"},
+		{"PLATFORM_PROFILE_RATE_LIMIT", c.ProfileRateLimit < 0 || c.ProfileRateLimit > 10000, "must be between 0 (off) and 10000"},
+		{"PLATFORM_ADMIN_COOKIE_PREFIX", c.PlayerCookiePrefix == "" || c.AdminCookiePrefix == "" || c.PlayerCookiePrefix == c.AdminCookiePrefix, "player and admin cookie prefixes must be set and differ"},
+		// OWASP: argon2id with at least 19 MiB, 2 iterations, 1 degree of parallelism.
+		{"PLATFORM_ARGON2_MEMORY_KIB", c.Argon2MemoryKiB < 19*1024, "must be at least 19456 (OWASP minimum)"},
+		{"PLATFORM_ARGON2_ITERATIONS", c.Argon2Iterations < 2, "must be at least 2 (OWASP minimum)"},
+		{"PLATFORM_ARGON2_PARALLELISM", c.Argon2Parallelism < 1, "must be at least 1"},
+		{"PLATFORM_EVENTS_HEARTBEAT", c.EventsHeartbeat < 10*time.Millisecond || c.EventsHeartbeat > 5*time.Minute, "must be between 10ms and 5m"},
+		{"PLATFORM_EVENTS_WRITE_TIMEOUT", c.EventsWriteTimeout < 10*time.Millisecond || c.EventsWriteTimeout > time.Minute, "must be between 10ms and 1m"},
+		{"PLATFORM_EVENTS_RETRY", c.EventsRetry < 100*time.Millisecond || c.EventsRetry > 5*time.Minute, "must be between 100ms and 5m"},
+		{"PLATFORM_EVENTS_PER_SESSION", c.EventsPerSession < 1 || c.EventsPerSession > 100, "must be 1-100"},
+		{"PLATFORM_EVENTS_PER_PLAYER", c.EventsPerPlayer < c.EventsPerSession || c.EventsPerPlayer > 1000, "must be from the per-session cap to 1000"},
+		{"PLATFORM_EVENTS_MAX_STREAMS", c.EventsMaxStreams < 1 || c.EventsMaxStreams > 1_000_000, "must be 1-1000000"},
+	}
+}
+
+// SecretDir is where a development secret is kept: next to the SQLite
+// database file, unless PLATFORM_DATA_DIR is set, then in the data
+// directory. So a support command pointed at the database serve uses finds
+// the secret serve made, from any working directory.
+func (c *Config) SecretDir() string {
+	if _, set := c.sources["PLATFORM_DATA_DIR"]; set || c.DatabaseDialect() != "sqlite" {
+		return c.DataDir
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(c.DatabaseURL, "sqlite://"), "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if p, err := url.PathUnescape(path); err == nil && p != "" && p != ":memory:" {
+		return filepath.Dir(p)
+	}
+	return c.DataDir
 }
 
 // EnsureSecret validates PLATFORM_SECRET, or in development creates one in
@@ -338,7 +399,8 @@ func (c *Config) EnsureSecret() error {
 	if c.IsProduction() {
 		return settingErr("PLATFORM_SECRET", "is required in production (at least %d bytes)", MinSecretLen)
 	}
-	path := filepath.Join(c.DataDir, "secret")
+	dir := c.SecretDir()
+	path := filepath.Join(dir, "secret")
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -350,8 +412,8 @@ func (c *Config) EnsureSecret() error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return settingErr("PLATFORM_DATA_DIR", "cannot read the generated secret: %v", err)
 	}
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return settingErr("PLATFORM_DATA_DIR", "cannot create %s: %v", c.DataDir, err)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return settingErr("PLATFORM_DATA_DIR", "cannot create %s: %v", dir, err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
@@ -386,23 +448,4 @@ func (c *Config) LogValue() slog.Value {
 		slog.Bool("smtp", c.SMTPURL != ""),
 		slog.Bool("testing_tools", c.TestingTools),
 	)
-}
-
-// validateEvents checks the event stream settings.
-func (c *Config) validateEvents() error {
-	switch {
-	case c.EventsHeartbeat < 10*time.Millisecond || c.EventsHeartbeat > 5*time.Minute:
-		return settingErr("PLATFORM_EVENTS_HEARTBEAT", "must be between 10ms and 5m")
-	case c.EventsWriteTimeout < 10*time.Millisecond || c.EventsWriteTimeout > time.Minute:
-		return settingErr("PLATFORM_EVENTS_WRITE_TIMEOUT", "must be between 10ms and 1m")
-	case c.EventsRetry < 100*time.Millisecond || c.EventsRetry > 5*time.Minute:
-		return settingErr("PLATFORM_EVENTS_RETRY", "must be between 100ms and 5m")
-	case c.EventsPerSession < 1 || c.EventsPerSession > 100:
-		return settingErr("PLATFORM_EVENTS_PER_SESSION", "must be 1-100")
-	case c.EventsPerPlayer < c.EventsPerSession || c.EventsPerPlayer > 1000:
-		return settingErr("PLATFORM_EVENTS_PER_PLAYER", "must be from the per-session cap to 1000")
-	case c.EventsMaxStreams < 1 || c.EventsMaxStreams > 1_000_000:
-		return settingErr("PLATFORM_EVENTS_MAX_STREAMS", "must be 1-1000000")
-	}
-	return nil
 }

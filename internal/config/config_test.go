@@ -157,3 +157,67 @@ func TestMapSeeds(t *testing.T) {
 		t.Fatalf("negative seed: %v", err)
 	}
 }
+
+func TestEveryProblemReportedAtOnce(t *testing.T) {
+	_, err := load(t, map[string]string{"PLATFORM_ENV": "staging", "PLATFORM_FRIEND_LIMIT": "many", "PLATFORM_LOG_FORMAT": "xml"}, nil)
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 3 {
+		t.Fatalf("three bad settings: %v, want three problems", err)
+	}
+	for i, want := range []string{"PLATFORM_FRIEND_LIMIT", "PLATFORM_ENV", "PLATFORM_LOG_FORMAT"} {
+		if !errs.has(want) {
+			t.Errorf("problem %d: %s not reported in %v", i, want, errs)
+		}
+	}
+}
+
+func TestGroupsReadOnlyTheirSettings(t *testing.T) {
+	env := map[string]string{"PLATFORM_ENV": "production", "PLATFORM_RATE_LIMIT_LOGIN_IP": "lots",
+		"PLATFORM_FRIEND_LIMIT": "7", "PLATFORM_DATA_DIR": t.TempDir()}
+	c, err := LoadGroups(func(k string) string { return env[k] }, nil, []Group{GroupDatabase})
+	if err != nil {
+		t.Fatalf("database settings of a production job with a bad server setting: %v", err)
+	}
+	if c.FriendLimit != 200 {
+		t.Fatalf("a server setting was read by a database-only command: friend limit %d", c.FriendLimit)
+	}
+	if _, err := LoadGroups(func(k string) string { return env[k] }, nil, GroupsAll); err == nil {
+		t.Fatal("serve's settings accepted a bad rate limit and a missing SMTP URL in production")
+	}
+}
+
+func TestUnknownVariablesAreNamed(t *testing.T) {
+	environ := []string{"PLATFORM_DATABSE_URL=x", "PLATFORM_ENV=development", "PLATFORM_TEST_DATABASE_URL=y", "HOME=/root"}
+	getenv := func(k string) string {
+		for _, kv := range environ {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v
+			}
+		}
+		return ""
+	}
+	w := UnknownVariables(environ, getenv)
+	if len(w) != 1 || !strings.Contains(w[0], "did you mean PLATFORM_DATABASE_URL") {
+		t.Fatalf("warnings %q, want one for the misspelt database URL", w)
+	}
+}
+
+// A development secret lives next to the SQLite database, so a CLI run
+// from any directory that names the same database finds serve's secret.
+func TestSecretLivesNextToTheDatabase(t *testing.T) {
+	dbDir := t.TempDir()
+	env := map[string]string{"PLATFORM_DATABASE_URL": "file:" + filepath.Join(dbDir, "platform.db")}
+	c, err := LoadGroups(func(k string) string { return env[k] }, nil, GroupsAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SecretDir() != dbDir {
+		t.Fatalf("secret dir %q, want the database's directory %q", c.SecretDir(), dbDir)
+	}
+	if err := c.EnsureSecret(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dbDir, "secret")); err != nil {
+		t.Fatalf("secret not written next to the database: %v", err)
+	}
+}

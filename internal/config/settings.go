@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,76 +12,132 @@ import (
 )
 
 // Setting describes one configuration value: its environment variable, its
-// flag, its default and how it is parsed into a Config.
+// flag, its default, which commands take it and how it is parsed into a
+// Config.
 type Setting struct {
 	Env     string
 	Flag    string
 	Default string
 	Usage   string
+	// Group says which commands take the setting; an entry without one is
+	// a server setting.
+	Group Group
+	// Type names the value's type in --help and the reference (string
+	// when empty): duration, int, uint, uint64, list, rate.
+	Type string
 	// Bool marks a switch, shown as a boolean flag.
 	Bool bool
 	set  func(c *Config, v string) error
 }
 
+// Group is a set of settings that commands take together.
+type Group int
+
+// Setting groups. Every command that opens the database takes
+// GroupDatabase; the support commands also take GroupServices (what their
+// services need to sign, hash and write mail); only serve takes GroupServer.
+const (
+	GroupServer Group = iota
+	GroupDatabase
+	GroupServices
+)
+
+// GroupsAll are the groups of serve: every setting.
+var GroupsAll = []Group{GroupDatabase, GroupServices, GroupServer}
+
+// String names the group in the reference.
+func (g Group) String() string {
+	switch g {
+	case GroupDatabase:
+		return "database"
+	case GroupServices:
+		return "services"
+	}
+	return "server"
+}
+
+// TypeName is the setting's type as --help shows it.
+func (s Setting) TypeName() string {
+	switch {
+	case s.Bool:
+		return "bool"
+	case s.Type == "":
+		return "string"
+	}
+	return s.Type
+}
+
+// Parse checks v as a value of the setting, as a typed flag does.
+func (s Setting) Parse(v string) error { return s.set(&Config{}, v) }
+
+// In reports whether the setting belongs to one of groups.
+func (s Setting) In(groups []Group) bool { return slices.Contains(groups, s.Group) }
+
 // Settings lists every setting in the order --help shows them.
 func Settings() []Setting { return settings }
 
+// settings is the registry: one entry per setting. An entry without a
+// Group is a server setting (serve only); give Type for anything but a
+// string or a Bool switch, so that --help and docs/configuration.md name
+// it. After adding one, regenerate the reference with
+// `go test ./internal/config -run TestConfigurationReference -update`.
+
 var settings = []Setting{
-	{Env: "PLATFORM_ENV", Flag: "env", Default: EnvDevelopment, Usage: "development or production",
+	{Env: "PLATFORM_ENV", Flag: "env", Group: GroupDatabase, Default: EnvDevelopment, Usage: "development or production",
 		set: func(c *Config, v string) error { c.Env = v; return nil }},
-	{Env: "PLATFORM_ADDR", Flag: "addr", Default: "127.0.0.1:8080", Usage: "listen address of the HTTP API",
+	{Env: "PLATFORM_ADDR", Flag: "addr", Group: GroupServices, Default: "127.0.0.1:8080", Usage: "listen address of the HTTP API",
 		set: func(c *Config, v string) error { c.Addr = v; return nil }},
-	{Env: "PLATFORM_BASE_URL", Flag: "base-url", Usage: "public URL of the service (default derived from the address)",
+	{Env: "PLATFORM_BASE_URL", Flag: "base-url", Group: GroupServices, Usage: "public URL of the service (default derived from the address)",
 		set: func(c *Config, v string) error { c.BaseURL = v; return nil }},
-	{Env: "PLATFORM_DATA_DIR", Flag: "data-dir", Default: "./data", Usage: "directory for the embedded database and the development secret",
+	{Env: "PLATFORM_DATA_DIR", Flag: "data-dir", Group: GroupDatabase, Default: "./data", Usage: "directory for the embedded database and the development secret",
 		set: func(c *Config, v string) error { c.DataDir = v; return nil }},
-	{Env: "PLATFORM_DATABASE_URL", Flag: "database-url", Usage: "postgres://, postgresql://, sqlite:// or file: URL (default the SQLite file platform.db in the data dir)",
+	{Env: "PLATFORM_DATABASE_URL", Flag: "database-url", Group: GroupDatabase, Usage: "postgres://, postgresql://, sqlite:// or file: URL (default the SQLite file platform.db in the data dir)",
 		set: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
-	{Env: "PLATFORM_SECRET", Flag: "secret", Usage: "signing secret, at least 32 bytes; required in production (prefer the environment variable)",
+	{Env: "PLATFORM_SECRET", Flag: "secret", Group: GroupServices, Usage: "signing secret, at least 32 bytes; required in production (prefer the environment variable)",
 		set: func(c *Config, v string) error { c.Secret = v; return nil }},
-	{Env: "PLATFORM_TRUSTED_ORIGINS", Flag: "trusted-origins", Usage: "comma-separated extra origins trusted for CSRF and callback URLs",
+	{Env: "PLATFORM_TRUSTED_ORIGINS", Flag: "trusted-origins", Group: GroupServices, Type: "list", Usage: "comma-separated extra origins trusted for CSRF and callback URLs",
 		set: func(c *Config, v string) error { c.TrustedOrigins = splitList(v); return nil }},
-	{Env: "PLATFORM_TRUSTED_PROXIES", Flag: "trusted-proxies", Usage: "comma-separated CIDRs whose X-Forwarded-For is believed",
+	{Env: "PLATFORM_TRUSTED_PROXIES", Flag: "trusted-proxies", Group: GroupServer, Type: "list", Usage: "comma-separated CIDRs whose X-Forwarded-For is believed",
 		set: setProxies},
-	{Env: "PLATFORM_SMTP_URL", Flag: "smtp-url", Usage: "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, or smtp://host:25?tls=none; required in production",
+	{Env: "PLATFORM_SMTP_URL", Flag: "smtp-url", Group: GroupServices, Usage: "smtp://user:pass@host:587 (STARTTLS), smtps://host:465, or smtp://host:25?tls=none; required in production",
 		set: func(c *Config, v string) error { c.SMTPURL = v; return nil }},
-	{Env: "PLATFORM_MAIL_FROM", Flag: "mail-from", Default: "Platform <no-reply@localhost>", Usage: "sender address of outgoing mail",
+	{Env: "PLATFORM_MAIL_FROM", Flag: "mail-from", Group: GroupServices, Default: "Platform <no-reply@localhost>", Usage: "sender address of outgoing mail",
 		set: func(c *Config, v string) error { c.MailFrom = v; return nil }},
-	{Env: "PLATFORM_LOG_FORMAT", Flag: "log-format", Default: "text", Usage: "text or json",
+	{Env: "PLATFORM_LOG_FORMAT", Flag: "log-format", Group: GroupDatabase, Default: "text", Usage: "text or json",
 		set: func(c *Config, v string) error { c.LogFormat = v; return nil }},
-	{Env: "PLATFORM_LOG_LEVEL", Flag: "log-level", Default: "info", Usage: "debug, info, warn or error",
+	{Env: "PLATFORM_LOG_LEVEL", Flag: "log-level", Group: GroupDatabase, Default: "info", Usage: "debug, info, warn or error",
 		set: func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
-	{Env: "PLATFORM_MIGRATE", Flag: "migrate", Bool: true, Default: "false", Usage: "apply pending migrations before serving on PostgreSQL",
+	{Env: "PLATFORM_MIGRATE", Flag: "migrate", Group: GroupServer, Bool: true, Default: "false", Usage: "apply pending migrations before serving on PostgreSQL",
 		set: func(c *Config, v string) error { return parseBool(&c.Migrate, v) }},
-	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
+	{Env: "PLATFORM_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Group: GroupServer, Type: "duration", Default: "15s", Usage: "how long a stopping server lets in-flight requests finish",
 		set: func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }},
-	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Default: "20s", Usage: "longest a request may wait (on the database, for a password-hashing slot) before it answers 503; keep it under the 30s write timeout",
+	{Env: "PLATFORM_REQUEST_TIMEOUT", Flag: "request-timeout", Group: GroupServer, Type: "duration", Default: "20s", Usage: "longest a request may wait (on the database, for a password-hashing slot) before it answers 503; keep it under the 30s write timeout",
 		set: func(c *Config, v string) error { return parseDuration(&c.RequestTimeout, v) }},
-	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Usage: "listen address for Prometheus metrics (off when empty)",
+	{Env: "PLATFORM_METRICS_ADDR", Flag: "metrics-addr", Group: GroupServer, Usage: "listen address for Prometheus metrics (off when empty)",
 		set: func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
-	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
+	{Env: "PLATFORM_TESTING_TOOLS", Flag: "testing-tools", Group: GroupServer, Bool: true, Usage: "serve testing metadata (default on in development, off in production)",
 		set: func(c *Config, v string) error { return parseBool(&c.TestingTools, v) }},
-	{Env: "PLATFORM_PLAYER_COOKIE_PREFIX", Flag: "player-cookie-prefix", Default: "better-auth", Usage: "cookie name prefix of player sessions",
+	{Env: "PLATFORM_PLAYER_COOKIE_PREFIX", Flag: "player-cookie-prefix", Group: GroupServer, Default: "better-auth", Usage: "cookie name prefix of player sessions",
 		set: func(c *Config, v string) error { c.PlayerCookiePrefix = v; return nil }},
-	{Env: "PLATFORM_ADMIN_COOKIE_PREFIX", Flag: "admin-cookie-prefix", Default: "platform-admin", Usage: "cookie name prefix of administrator sessions",
+	{Env: "PLATFORM_ADMIN_COOKIE_PREFIX", Flag: "admin-cookie-prefix", Group: GroupServer, Default: "platform-admin", Usage: "cookie name prefix of administrator sessions",
 		set: func(c *Config, v string) error { c.AdminCookiePrefix = v; return nil }},
-	{Env: "PLATFORM_SESSION_TTL", Flag: "session-ttl", Default: "168h", Usage: "lifetime of a remembered session",
+	{Env: "PLATFORM_SESSION_TTL", Flag: "session-ttl", Group: GroupServices, Type: "duration", Default: "168h", Usage: "lifetime of a remembered session",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
-	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Default: "24h", Usage: "age after which an active session's expiry slides forward",
+	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Group: GroupServer, Type: "duration", Default: "24h", Usage: "age after which an active session's expiry slides forward",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
-	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Group: GroupServer, Type: "rate", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginIP, v) }},
-	{Env: "PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", Flag: "rate-limit-login-account", Default: "10/15m", Usage: "sign-in and sign-up attempts per email address (N/DURATION or off)",
+	{Env: "PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", Flag: "rate-limit-login-account", Group: GroupServer, Type: "rate", Default: "10/15m", Usage: "sign-in and sign-up attempts per email address (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginAccount, v) }},
-	{Env: "PLATFORM_RATE_LIMIT_MAIL_IP", Flag: "rate-limit-mail-ip", Default: "10/10m", Usage: "password-reset and verification mail requests per client IP (N/DURATION or off)",
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_IP", Flag: "rate-limit-mail-ip", Group: GroupServer, Type: "rate", Default: "10/10m", Usage: "password-reset and verification mail requests per client IP (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailIP, v) }},
-	{Env: "PLATFORM_RATE_LIMIT_MAIL_ACCOUNT", Flag: "rate-limit-mail-account", Default: "3/10m", Usage: "password-reset and verification mail requests per email address (N/DURATION or off)",
+	{Env: "PLATFORM_RATE_LIMIT_MAIL_ACCOUNT", Flag: "rate-limit-mail-account", Group: GroupServer, Type: "rate", Default: "3/10m", Usage: "password-reset and verification mail requests per email address (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitMailAccount, v) }},
-	{Env: "PLATFORM_ARGON2_MEMORY_KIB", Flag: "argon2-memory-kib", Default: "19456", Usage: "argon2id memory in KiB",
+	{Env: "PLATFORM_ARGON2_MEMORY_KIB", Flag: "argon2-memory-kib", Group: GroupServices, Type: "uint", Default: "19456", Usage: "argon2id memory in KiB",
 		set: func(c *Config, v string) error { return parseUint32(&c.Argon2MemoryKiB, v) }},
-	{Env: "PLATFORM_ARGON2_ITERATIONS", Flag: "argon2-iterations", Default: "2", Usage: "argon2id iterations",
+	{Env: "PLATFORM_ARGON2_ITERATIONS", Flag: "argon2-iterations", Group: GroupServices, Type: "uint", Default: "2", Usage: "argon2id iterations",
 		set: func(c *Config, v string) error { return parseUint32(&c.Argon2Iterations, v) }},
-	{Env: "PLATFORM_ARGON2_PARALLELISM", Flag: "argon2-parallelism", Default: "1", Usage: "argon2id lanes",
+	{Env: "PLATFORM_ARGON2_PARALLELISM", Flag: "argon2-parallelism", Group: GroupServices, Type: "uint", Default: "1", Usage: "argon2id lanes",
 		set: func(c *Config, v string) error {
 			var n uint32
 			if err := parseUint32(&n, v); err != nil || n > 255 {
@@ -89,19 +146,19 @@ var settings = []Setting{
 			c.Argon2Parallelism = uint8(n)
 			return nil
 		}},
-	{Env: "PLATFORM_TOKEN_TTL", Flag: "token-ttl", Default: "1h", Usage: "lifetime of an emailed confirmation token",
+	{Env: "PLATFORM_TOKEN_TTL", Flag: "token-ttl", Group: GroupServices, Type: "duration", Default: "1h", Usage: "lifetime of an emailed confirmation token",
 		set: func(c *Config, v string) error { return parseDuration(&c.TokenTTL, v) }},
-	{Env: "PLATFORM_MAIL_POLL_INTERVAL", Flag: "mail-poll-interval", Default: "2s", Usage: "how often the mail worker looks for due messages when idle",
+	{Env: "PLATFORM_MAIL_POLL_INTERVAL", Flag: "mail-poll-interval", Group: GroupServer, Type: "duration", Default: "2s", Usage: "how often the mail worker looks for due messages when idle",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailPollInterval, v) }},
-	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
+	{Env: "PLATFORM_MAIL_RETRY_BASE", Flag: "mail-retry-base", Group: GroupServer, Type: "duration", Default: "10s", Usage: "first retry delay after a temporary mail delivery failure (doubles per retry, with jitter, up to 15m)",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailRetryBase, v) }},
-	{Env: "PLATFORM_MAIL_LEASE", Flag: "mail-lease", Default: "2m", Usage: "how long a claimed message belongs to its worker; a process killed mid-delivery delays the message by at most this",
+	{Env: "PLATFORM_MAIL_LEASE", Flag: "mail-lease", Group: GroupServer, Type: "duration", Default: "2m", Usage: "how long a claimed message belongs to its worker; a process killed mid-delivery delays the message by at most this",
 		set: func(c *Config, v string) error { return parseDuration(&c.MailLease, v) }},
-	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Default: "200", Usage: "most friends a player may have",
+	{Env: "PLATFORM_FRIEND_LIMIT", Flag: "friend-limit", Group: GroupServer, Type: "int", Default: "200", Usage: "most friends a player may have",
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
-	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
+	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Group: GroupServer, Type: "duration", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
 		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
-	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
 		set: func(c *Config, v string) error {
 			var n uint32
 			if err := parseUint32(&n, v); err != nil || n > 10000 {
@@ -110,54 +167,54 @@ var settings = []Setting{
 			c.ProfileRateLimit = int(n)
 			return nil
 		}},
-	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
+	{Env: "PLATFORM_MAP_SEED_SHORT", Flag: "map-seed-short", Group: GroupServer, Type: "uint64", Default: "20261121", Usage: "seed of the short map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
-	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
+	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Group: GroupServer, Type: "uint64", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
-	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
+	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Group: GroupServer, Type: "duration", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
 		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
-	{Env: "PLATFORM_EVENTS_HEARTBEAT", Flag: "events-heartbeat", Default: "15s", Usage: "interval of heartbeat comments on player event streams",
+	{Env: "PLATFORM_EVENTS_HEARTBEAT", Flag: "events-heartbeat", Group: GroupServer, Type: "duration", Default: "15s", Usage: "interval of heartbeat comments on player event streams",
 		set: func(c *Config, v string) error { return parseDuration(&c.EventsHeartbeat, v) }},
-	{Env: "PLATFORM_EVENTS_WRITE_TIMEOUT", Flag: "events-write-timeout", Default: "10s", Usage: "an event stream whose client takes longer than this to accept a write is closed",
+	{Env: "PLATFORM_EVENTS_WRITE_TIMEOUT", Flag: "events-write-timeout", Group: GroupServer, Type: "duration", Default: "10s", Usage: "an event stream whose client takes longer than this to accept a write is closed",
 		set: func(c *Config, v string) error { return parseDuration(&c.EventsWriteTimeout, v) }},
-	{Env: "PLATFORM_EVENTS_RETRY", Flag: "events-retry", Default: "2s", Usage: "reconnect delay suggested to event stream clients",
+	{Env: "PLATFORM_EVENTS_RETRY", Flag: "events-retry", Group: GroupServer, Type: "duration", Default: "2s", Usage: "reconnect delay suggested to event stream clients",
 		set: func(c *Config, v string) error { return parseDuration(&c.EventsRetry, v) }},
-	{Env: "PLATFORM_EVENTS_PER_SESSION", Flag: "events-per-session", Default: "3", Usage: "most event streams of one session; a newer one closes the oldest",
+	{Env: "PLATFORM_EVENTS_PER_SESSION", Flag: "events-per-session", Group: GroupServer, Type: "int", Default: "3", Usage: "most event streams of one session; a newer one closes the oldest",
 		set: func(c *Config, v string) error { return parseInt(&c.EventsPerSession, v) }},
-	{Env: "PLATFORM_EVENTS_PER_PLAYER", Flag: "events-per-player", Default: "5", Usage: "most event streams of one player; a newer one closes the oldest",
+	{Env: "PLATFORM_EVENTS_PER_PLAYER", Flag: "events-per-player", Group: GroupServer, Type: "int", Default: "5", Usage: "most event streams of one player; a newer one closes the oldest",
 		set: func(c *Config, v string) error { return parseInt(&c.EventsPerPlayer, v) }},
-	{Env: "PLATFORM_EVENTS_MAX_STREAMS", Flag: "events-max-streams", Default: "20000", Usage: "most event streams of one serve process; past it new streams get 503",
+	{Env: "PLATFORM_EVENTS_MAX_STREAMS", Flag: "events-max-streams", Group: GroupServer, Type: "int", Default: "20000", Usage: "most event streams of one serve process; past it new streams get 503",
 		set: func(c *Config, v string) error { return parseInt(&c.EventsMaxStreams, v) }},
-	{Env: "PLATFORM_DB_MAX_CONNS", Flag: "db-max-conns", Default: "20", Usage: "most PostgreSQL connections one process opens (1-1000); keep replicas × this below the server's max_connections",
+	{Env: "PLATFORM_DB_MAX_CONNS", Flag: "db-max-conns", Group: GroupDatabase, Type: "int", Default: "20", Usage: "most PostgreSQL connections one process opens (1-1000); keep replicas × this below the server's max_connections",
 		set: func(c *Config, v string) error { return parseIntIn(&c.DBPool.MaxConns, v, 1, 1000) }},
-	{Env: "PLATFORM_DB_MAX_IDLE_CONNS", Flag: "db-max-idle-conns", Default: "20", Usage: "idle PostgreSQL connections kept open (0 up to the maximum)",
+	{Env: "PLATFORM_DB_MAX_IDLE_CONNS", Flag: "db-max-idle-conns", Group: GroupDatabase, Type: "int", Default: "20", Usage: "idle PostgreSQL connections kept open (0 up to the maximum)",
 		set: func(c *Config, v string) error { return parseIntIn(&c.DBPool.MaxIdleConns, v, 0, 1000) }},
-	{Env: "PLATFORM_DB_CONN_MAX_LIFETIME", Flag: "db-conn-max-lifetime", Default: "1h", Usage: "a PostgreSQL connection is replaced after this long (0: never)",
+	{Env: "PLATFORM_DB_CONN_MAX_LIFETIME", Flag: "db-conn-max-lifetime", Group: GroupDatabase, Type: "duration", Default: "1h", Usage: "a PostgreSQL connection is replaced after this long (0: never)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnMaxLifetime, v, 0, 24*time.Hour) }},
-	{Env: "PLATFORM_DB_CONN_MAX_IDLE_TIME", Flag: "db-conn-max-idle-time", Default: "5m", Usage: "an idle PostgreSQL connection is closed after this long (0: never)",
+	{Env: "PLATFORM_DB_CONN_MAX_IDLE_TIME", Flag: "db-conn-max-idle-time", Group: GroupDatabase, Type: "duration", Default: "5m", Usage: "an idle PostgreSQL connection is closed after this long (0: never)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnMaxIdleTime, v, 0, 24*time.Hour) }},
-	{Env: "PLATFORM_DB_STATEMENT_TIMEOUT", Flag: "db-statement-timeout", Default: "30s", Usage: "PostgreSQL cancels a statement that runs longer (0: no limit)",
+	{Env: "PLATFORM_DB_STATEMENT_TIMEOUT", Flag: "db-statement-timeout", Group: GroupDatabase, Type: "duration", Default: "30s", Usage: "PostgreSQL cancels a statement that runs longer (0: no limit)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.StatementTimeout, v, 0, time.Hour) }},
-	{Env: "PLATFORM_GAUGES_REFRESH", Flag: "gauges-refresh", Default: "1m", Usage: "how often the counter job measures the figures of the metrics and admin bootstraps (5s-1h)",
+	{Env: "PLATFORM_GAUGES_REFRESH", Flag: "gauges-refresh", Group: GroupServer, Type: "duration", Default: "1m", Usage: "how often the counter job measures the figures of the metrics and admin bootstraps (5s-1h)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.GaugesRefresh, v, 5*time.Second, time.Hour) }},
-	{Env: "PLATFORM_SWEEP_INTERVAL", Flag: "sweep-interval", Default: "1h", Usage: "period of the sweeps of expired sessions, tokens, rate-limit counters and old rows (100ms-24h)",
+	{Env: "PLATFORM_SWEEP_INTERVAL", Flag: "sweep-interval", Group: GroupServer, Type: "duration", Default: "1h", Usage: "period of the sweeps of expired sessions, tokens, rate-limit counters and old rows (100ms-24h)",
 		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.SweepEvery, v) }},
-	{Env: "PLATFORM_LOBBY_SWEEP_INTERVAL", Flag: "lobby-sweep-interval", Default: "1m", Usage: "period of closing idle lobbies (100ms-24h)",
+	{Env: "PLATFORM_LOBBY_SWEEP_INTERVAL", Flag: "lobby-sweep-interval", Group: GroupServer, Type: "duration", Default: "1m", Usage: "period of closing idle lobbies (100ms-24h)",
 		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.LobbyEvery, v) }},
-	{Env: "PLATFORM_MAIL_SWEEP_INTERVAL", Flag: "mail-sweep-interval", Default: "5s", Usage: "period of giving up on mail whose link expired (100ms-24h)",
+	{Env: "PLATFORM_MAIL_SWEEP_INTERVAL", Flag: "mail-sweep-interval", Group: GroupServer, Type: "duration", Default: "5s", Usage: "period of giving up on mail whose link expired (100ms-24h)",
 		set: func(c *Config, v string) error { return parsePeriod(&c.Jobs.MailEvery, v) }},
-	{Env: "PLATFORM_MAIL_RETENTION", Flag: "mail-retention", Default: "720h", Usage: "how long sent, failed and expired mail is kept (at least 1h)",
+	{Env: "PLATFORM_MAIL_RETENTION", Flag: "mail-retention", Group: GroupServices, Type: "duration", Default: "720h", Usage: "how long sent, failed and expired mail is kept (at least 1h)",
 		set: func(c *Config, v string) error { return parseRetention(&c.Jobs.MailRetention, v, false) }},
-	{Env: "PLATFORM_AUDIT_RETENTION", Flag: "audit-retention", Default: "0", Usage: "how long audit entries are kept (0: for ever; else at least 24h)",
+	{Env: "PLATFORM_AUDIT_RETENTION", Flag: "audit-retention", Group: GroupServices, Type: "duration", Default: "0", Usage: "how long audit entries are kept (0: for ever; else at least 24h)",
 		set: func(c *Config, v string) error { return parseRetention(&c.Jobs.AuditRetention, v, true) }},
-	{Env: "PLATFORM_HASH_WAIT", Flag: "hash-wait", Default: "2s", Usage: "longest wait for a password-hashing slot before a 503 (100ms-30s)",
+	{Env: "PLATFORM_HASH_WAIT", Flag: "hash-wait", Group: GroupServices, Type: "duration", Default: "2s", Usage: "longest wait for a password-hashing slot before a 503 (100ms-30s)",
 		set: func(c *Config, v string) error {
 			if err := parseDuration(&c.Jobs.HashWait, v); err != nil || c.Jobs.HashWait < 100*time.Millisecond || c.Jobs.HashWait > 30*time.Second {
 				return fmt.Errorf("must be a duration from 100ms to 30s")
 			}
 			return nil
 		}},
-	{Env: "PLATFORM_HASH_PER_CLIENT", Flag: "hash-per-client", Default: "2", Usage: "password hashes one client address or account may have in flight (1-16)",
+	{Env: "PLATFORM_HASH_PER_CLIENT", Flag: "hash-per-client", Group: GroupServices, Type: "int", Default: "2", Usage: "password hashes one client address or account may have in flight (1-16)",
 		set: func(c *Config, v string) error {
 			if err := parseInt(&c.Jobs.HashPerClient, v); err != nil || c.Jobs.HashPerClient < 1 || c.Jobs.HashPerClient > 16 {
 				return fmt.Errorf("must be an integer from 1 to 16")
@@ -209,21 +266,31 @@ func parseRetention(dst *time.Duration, v string, forever bool) error {
 	return nil
 }
 
-// Load builds a Config from defaults, then getenv, then flags (the values of
-// flags the user set, keyed by flag name), and validates it.
+// Load builds a Config with every setting, as serve takes them.
 func Load(getenv func(string) string, flags map[string]string) (*Config, error) {
-	c := &Config{}
-	explicit := make(map[string]bool)
+	return LoadGroups(getenv, flags, GroupsAll)
+}
+
+// LoadGroups builds a Config from defaults, then getenv, then flags (the
+// values of flags the user set, keyed by flag name). Only the settings of
+// groups are read from the environment and flags, and only their problems
+// are reported; the others keep their defaults. Every problem is reported
+// at once, as Errors.
+func LoadGroups(getenv func(string) string, flags map[string]string, groups []Group) (*Config, error) {
+	c := &Config{sources: make(map[string]string)}
+	var errs Errors
 	for _, s := range settings {
 		v, from := s.Default, ""
-		if ev := getenv(s.Env); ev != "" {
-			v, from = ev, s.Env
-		}
-		if fv, ok := flags[s.Flag]; ok {
-			v, from = fv, "--"+s.Flag
+		if s.In(groups) {
+			if ev := getenv(s.Env); ev != "" {
+				v, from = ev, s.Env
+			}
+			if fv, ok := flags[s.Flag]; ok {
+				v, from = fv, "--"+s.Flag
+			}
 		}
 		if from != "" {
-			explicit[s.Env] = true
+			c.sources[s.Env] = from
 		}
 		if v == "" {
 			continue
@@ -233,13 +300,27 @@ func Load(getenv func(string) string, flags map[string]string) (*Config, error) 
 			if s.Env == "PLATFORM_SECRET" || s.Env == "PLATFORM_SMTP_URL" || s.Env == "PLATFORM_DATABASE_URL" {
 				shown = "(redacted)"
 			}
-			return nil, settingErr(s.Env, "invalid value %s: %v", shown, err)
+			errs = append(errs, &Error{Setting: s.Env, Problem: fmt.Sprintf("invalid value %s: %v", shown, err)})
 		}
 	}
-	if err := c.finish(explicit); err != nil {
-		return nil, err
+	for _, e := range c.finish() {
+		if settingIn(e.Setting, groups) && !errs.has(e.Setting) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return c, nil
+}
+
+func settingIn(env string, groups []Group) bool {
+	for _, s := range settings {
+		if s.Env == env {
+			return s.In(groups)
+		}
+	}
+	return true
 }
 
 func splitList(v string) []string {
@@ -324,4 +405,61 @@ func parseUint32(dst *uint32, v string) error {
 	}
 	*dst = uint32(n)
 	return nil
+}
+
+// UnknownVariables returns a warning for each PLATFORM_* variable in
+// environ (KEY=VALUE pairs) that getenv also sees but that names no
+// setting, suggesting the closest setting's name.
+func UnknownVariables(environ []string, getenv func(string) string) []string {
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "PLATFORM_") || getenv(name) == "" || isSetting(name) || slices.Contains(notSettings, name) {
+			continue
+		}
+		w := name + " is not a setting and is ignored"
+		if best := closestSetting(name); best != "" {
+			w += " (did you mean " + best + "?)"
+		}
+		warnings = append(warnings, w)
+	}
+	return warnings
+}
+
+// notSettings are PLATFORM_* variables that other tools read.
+var notSettings = []string{"PLATFORM_TEST_DATABASE_URL"}
+
+func isSetting(env string) bool {
+	return slices.ContainsFunc(settings, func(s Setting) bool { return s.Env == env })
+}
+
+// closestSetting is the setting name within a few edits of name, if any.
+func closestSetting(name string) string {
+	best, bestDist := "", 4
+	for _, s := range settings {
+		if d := editDistance(name, s.Env); d < bestDist {
+			best, bestDist = s.Env, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

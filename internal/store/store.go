@@ -62,6 +62,24 @@ const (
 type DB struct {
 	bun     *bun.DB
 	dialect string
+	// path is the SQLite database file; the migration lock is taken on it.
+	path string
+}
+
+// MissingDatabaseError is returned by OpenExisting when the database the
+// URL names does not exist: commands that read or change existing data
+// refuse to create an empty one.
+type MissingDatabaseError struct {
+	Dialect string
+	// Where names the missing thing: a file path or a PostgreSQL database.
+	Where string
+}
+
+func (e *MissingDatabaseError) Error() string {
+	if e.Dialect == SQLite {
+		return "the SQLite database " + e.Where + " does not exist"
+	}
+	return "the PostgreSQL database " + e.Where + " does not exist"
 }
 
 // Pool sizes the PostgreSQL connection pool and bounds its statements
@@ -86,6 +104,16 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 // postgresql:// for PostgreSQL, with pool p; sqlite://PATH or file:PATH for
 // the embedded SQLite, whose parent directory is created when missing.
 func OpenPool(ctx context.Context, rawURL string, p Pool) (*DB, error) {
+	return open(ctx, rawURL, p, true)
+}
+
+// OpenExisting is Open for commands that work on existing data: it returns
+// a *MissingDatabaseError instead of creating a database or its directory.
+func OpenExisting(ctx context.Context, rawURL string) (*DB, error) {
+	return open(ctx, rawURL, DefaultPool, false)
+}
+
+func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) {
 	var db *DB
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
@@ -103,7 +131,11 @@ func OpenPool(ctx context.Context, rawURL string, p Pool) (*DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if !create {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				return nil, &MissingDatabaseError{Dialect: SQLite, Where: path}
+			}
+		} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 		// WAL lets readers run beside the writer; IMMEDIATE transactions take
@@ -117,12 +149,16 @@ func OpenPool(ctx context.Context, rawURL string, p Pool) (*DB, error) {
 		}
 		sqldb.SetMaxOpenConns(4)
 		sqldb.SetMaxIdleConns(4)
-		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite}
+		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.bun.PingContext(pingCtx); err != nil {
 		db.bun.Close()
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			return nil, &MissingDatabaseError{Dialect: Postgres, Where: postgresDBName(rawURL)}
+		}
 		return nil, mapError(fmt.Errorf("connect to %s database: %w", db.dialect, err))
 	}
 	return db, nil
@@ -139,6 +175,16 @@ func withStatementTimeout(rawURL string, d time.Duration) string {
 	q.Set("statement_timeout", fmt.Sprint(d.Milliseconds()))
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// postgresDBName names the database of a PostgreSQL URL without its
+// credentials.
+func postgresDBName(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return strings.TrimPrefix(u.Path, "/") + " on " + u.Host
 }
 
 func sqlitePath(rawURL string) (string, error) {

@@ -1,3 +1,0 @@
-DROP TABLE sessions;
---bun:split
-DROP TABLE users;

@@ -1,3 +1,0 @@
-DROP TABLE mail_attempts;
---bun:split
-DROP TABLE mail_outbox;
