@@ -74,7 +74,8 @@ type App struct {
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
 	Metrics *prometheus.Registry
 
-	httpMetrics *httpapi.Metrics
+	httpMetrics    *httpapi.Metrics
+	processMetrics *processMetrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -112,6 +113,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.processMetrics = newProcessMetrics(a.Metrics, build)
 	a.Metrics.MustRegister(newMonitorCollector(ctx, log, mail.NewMonitor(db.Mail()), auth.NewMonitor(db.Sessions(), a.Now)))
 	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
 		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
@@ -282,6 +284,7 @@ func (a *App) buildMail() error {
 		// The worker wants the lease to cover two conversations; keep
 		// the 30s default when the lease allows it.
 		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
+		OnAttempt:   a.processMetrics.observeMailAttempt,
 	})
 	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
 	return nil
@@ -362,7 +365,7 @@ func (a *App) closeIdleLobbies(ctx context.Context) {
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+	return promhttp.InstrumentMetricHandler(a.Metrics, promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 }
 
 // sessionPruneInterval is how often expired sessions are deleted. Expired

@@ -19,7 +19,8 @@ const monitorTimeout = 2 * time.Second
 // monitorCollector exports figures that live in the database — the
 // outbox and the sessions — read through the services at scrape time.
 // They are database-wide, so every serve process on one database reports
-// the same values.
+// the same values; they are gauges. Counters (which only go up) are kept
+// per process by the code that does the counted work: see processMetrics.
 type monitorCollector struct {
 	// ctx is the App's: Prometheus calls Collect without a context, and
 	// a scrape should not outlive the process's own lifetime.
@@ -30,7 +31,7 @@ type monitorCollector struct {
 
 	outboxMessages *prometheus.Desc
 	outboxDepth    *prometheus.Desc
-	failures       *prometheus.Desc
+	failedMessages *prometheus.Desc
 	activeSessions *prometheus.Desc
 	up             *prometheus.Desc
 }
@@ -42,8 +43,8 @@ func newMonitorCollector(ctx context.Context, log *slog.Logger, outbox *mail.Mon
 			"Messages in the mail outbox by status (database-wide).", []string{"status"}, nil),
 		outboxDepth: prometheus.NewDesc("platform_mail_outbox_depth",
 			"Messages waiting to be delivered: pending or being sent (database-wide).", nil, nil),
-		failures: prometheus.NewDesc("platform_mail_delivery_failures_total",
-			"Delivery attempts that failed, temporarily or for good (database-wide).", nil, nil),
+		failedMessages: prometheus.NewDesc("platform_mail_failed_messages",
+			"Messages in the outbox that failed for good and wait for support (database-wide).", nil, nil),
 		activeSessions: prometheus.NewDesc("platform_sessions_active",
 			"Unexpired sessions by realm (database-wide).", []string{"realm"}, nil),
 		up: prometheus.NewDesc("platform_monitor_up",
@@ -53,7 +54,7 @@ func newMonitorCollector(ctx context.Context, log *slog.Logger, outbox *mail.Mon
 
 // Describe implements prometheus.Collector.
 func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.outboxMessages, c.outboxDepth, c.failures, c.activeSessions, c.up} {
+	for _, d := range []*prometheus.Desc{c.outboxMessages, c.outboxDepth, c.failedMessages, c.activeSessions, c.up} {
 		ch <- d
 	}
 }
@@ -71,7 +72,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.outboxMessages, prometheus.GaugeValue, float64(n), string(status))
 		}
 		ch <- prometheus.MustNewConstMetric(c.outboxDepth, prometheus.GaugeValue, float64(counts.Depth()))
-		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(counts.FailedAttempts))
+		ch <- prometheus.MustNewConstMetric(c.failedMessages, prometheus.GaugeValue, float64(counts.ByStatus[mail.StatusFailed]))
 	}
 	if active, err := c.sessions.ActiveSessions(ctx); err != nil {
 		up = 0

@@ -53,11 +53,12 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 				return flagNames(err)
 			}
 			fmt.Fprintf(e.stderr, "created administrator %s (%s)\n", u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, u)
+			if ok, err := writeData(e.stdout, *output, u); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "ROLE", "CREATED"},
-				[][]string{{u.ID.String(), u.Email, u.Name, u.Role, u.CreatedAt.Format(time.RFC3339)}})
+			v := e.newView(*output)
+			return v.print(e, []string{"ID", "EMAIL", "NAME", "ROLE", "CREATED"},
+				[][]string{{u.ID.String(), u.Email, u.Name, u.Role, v.when(u.CreatedAt)}})
 		},
 	}
 	cmd.Flags().StringVar(&email, "email", "", "email address the administrator signs in with")
@@ -159,19 +160,19 @@ func newSessionsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			v := e.newView(*output)
 			out := make([]supportSession, len(list))
 			rows := make([][]string, len(list))
 			for i, s := range list {
 				out[i] = supportSession{ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 					ExpiresAt: s.ExpiresAt, IPAddress: s.IPAddress, UserAgent: s.UserAgent}
-				rows[i] = []string{s.ID.String(), s.CreatedAt.Format(time.RFC3339), s.UpdatedAt.Format(time.RFC3339),
-					s.ExpiresAt.Format(time.RFC3339), s.IPAddress, truncateCell(s.UserAgent, 40)}
+				rows[i] = []string{s.ID.String(), v.when(s.CreatedAt), v.when(s.UpdatedAt), v.when(s.ExpiresAt), s.IPAddress, s.UserAgent}
 			}
 			fmt.Fprintf(e.stderr, "%d session(s) of %s (%s)\n", len(list), u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, out)
+			if ok, err := writeData(e.stdout, *output, out); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"SESSION", "CREATED", "LAST REFRESH", "EXPIRES", "IP", "USER AGENT"}, rows)
+			return v.print(e, []string{"SESSION", "CREATED", "LAST REFRESH", "EXPIRES", "IP", "USER AGENT"}, rows)
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
@@ -213,10 +214,10 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 				return flagNames(err)
 			}
 			fmt.Fprintf(e.stderr, "revoked %d session(s) of %s (%s)\n", n, u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n})
+			if ok, err := writeData(e.stdout, *output, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n}); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
+			return e.table(*output, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
@@ -279,7 +280,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 			for i, en := range entries {
 				rows[i] = []string{en.At.Format(time.RFC3339), en.Actor, en.Action, en.Target, oneLine(en.Reason), formatDetails(en.Details)}
 			}
-			return writeTable(e.stdout, []string{"AT", "ACTOR", "ACTION", "TARGET", "REASON", "DETAILS"}, rows)
+			return e.table(*output, []string{"AT", "ACTOR", "ACTION", "TARGET", "REASON", "DETAILS"}, rows)
 		},
 	}
 	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor")
@@ -315,11 +316,4 @@ func formatDetails(d map[string]string) string {
 		parts[i] = k + "=" + d[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-func truncateCell(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -53,13 +53,13 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, ch)
+			if ok, err := writeData(e.stdout, *output, ch); ok {
+				return err
 			}
 			if !ch.Changed {
 				fmt.Fprintf(e.stderr, "%s already has the %s role; nothing changed\n", ch.Admin.Email, ch.To)
 			}
-			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "FROM", "TO"},
+			return e.table(*output, []string{"ID", "EMAIL", "NAME", "FROM", "TO"},
 				[][]string{{ch.Admin.ID.String(), ch.Admin.Email, ch.Admin.Name, string(ch.From), string(ch.To)}})
 		},
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,14 +45,4 @@ func newLogger(cfg *config.Config, e *env) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(e.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, opts))
-}
-
-// isTerminal reports whether w is a terminal, for colour and tables.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -57,14 +56,11 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, info)
+			if ok, err := writeData(e.stdout, *output, info); ok {
+				return err
 			}
-			used := ""
-			if info.UsedAt != nil {
-				used = info.UsedAt.Format(time.RFC3339)
-			}
-			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, [][]string{
+			v := e.newView(*output)
+			return v.print(e, []string{"FIELD", "VALUE"}, [][]string{
 				{"type", string(info.Type)},
 				{"step", string(info.Step)},
 				{"status", info.Status},
@@ -73,9 +69,9 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 				{"nickname", info.Nickname},
 				{"change", info.ChangeID.String() + " (" + string(info.ChangeStatus) + ")"},
 				{"requested by", info.RequestedBy},
-				{"created", info.CreatedAt.Format(time.RFC3339)},
-				{"expires", info.ExpiresAt.Format(time.RFC3339)},
-				{"used", used},
+				{"created", v.when(info.CreatedAt)},
+				{"expires", v.when(info.ExpiresAt)},
+				{"used", v.whenPtr(info.UsedAt)},
 			})
 		},
 	}
@@ -130,20 +126,22 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 				}
 				return writeJSON(e.stdout, issued)
 			}
+			v := e.newView(*output)
+			v.width = 0 // the token and the link are copied whole
 			rows := [][]string{
 				{"type", string(issued.Type)},
 				{"step", string(issued.Step)},
 				{"user", issued.UserID.String()},
 				{"recipient", issued.Recipient},
 				{"change", issued.ChangeID.String()},
-				{"expires", issued.ExpiresAt.Format(time.RFC3339)},
+				{"expires", v.when(issued.ExpiresAt)},
 			}
 			if issued.Sent {
 				rows = append(rows, []string{"mailed", issued.MessageID.String()})
 			} else {
 				rows = append(rows, []string{"token", issued.Token}, []string{"link", issued.Link})
 			}
-			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, rows)
+			return v.print(e, []string{"FIELD", "VALUE"}, rows)
 		},
 	}
 	f := cmd.Flags()
