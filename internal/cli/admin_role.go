@@ -66,6 +66,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&email, "email", "", "the administrator's email")
 	cmd.Flags().StringVar(&id, "id", "", "the administrator's id")
 	cmd.Flags().StringVar(&roleName, "role", "", "the new role: "+strings.Join(role.Names(), ", "))
+	completeValues(cmd, "role", role.Names()...)
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	cmd.MarkFlagsMutuallyExclusive("email", "id")
 	cmd.MarkFlagsOneRequired("email", "id")
@@ -74,3 +75,6 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 	bindSettings(cmd)
 	return cmd
 }
+
+// roleNames are the administrator roles, for help texts and completion.
+func roleNames() []string { return role.Names() }

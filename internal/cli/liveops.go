@@ -20,6 +20,7 @@ func newLiveOpsCmd(e *env) *cobra.Command {
 			"version and is audited. Running servers use a new version on their next request.",
 	}
 	cmd.AddCommand(newLiveOpsShowCmd(e), newLiveOpsSetSeedCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -193,6 +194,7 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().StringVar(&seed, "seed", "", "the new seed, a positive integer")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	cmd.MarkFlagRequired("size") //nolint:errcheck // the flag exists

@@ -18,6 +18,7 @@ func newMailCmd(e *env) *cobra.Command {
 			"(permanent SMTP refusal) or expired (its link ran out before delivery). Every action is audited.",
 	}
 	cmd.AddCommand(newMailOutboxCmd(e), newMailShowCmd(e), newMailRetryCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -61,6 +62,11 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only messages in this status: pending, sending, sent, failed or expired")
+	statuses := make([]string, len(mail.Statuses))
+	for i, st := range mail.Statuses {
+		statuses[i] = string(st)
+	}
+	completeValues(cmd, "status", statuses...)
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many messages (up to 1000)")
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)

@@ -109,6 +109,7 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "map seed, 0 to 18446744073709551615")
 	cmd.Flags().StringVar(&format, "format", "ascii", "output format: ascii, json, svg or png")
 	// -o is the output format on every command; a file is -f.
@@ -212,6 +213,7 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long (with --seed or --seeds)")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "analyse the map of this seed")
 	cmd.Flags().StringVar(&in, "in", "", "analyse the layout in this JSON file (- for stdin)")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "analyse every seed of the inclusive range A-B")
@@ -393,6 +395,7 @@ func newMapPlaceCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "map seed")
 	cmd.Flags().StringVar(&in, "in", "", "check against the layout in this JSON file instead (- for stdin)")
 	cmd.Flags().StringVar(&kind, "kind", "", "tower or trap")

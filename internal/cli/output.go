@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 	ansiw "github.com/charmbracelet/x/ansi"
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 )
@@ -207,8 +208,9 @@ func (v view) write(w io.Writer, styled bool, headers []string, rows [][]string)
 	return err
 }
 
-// minColumn is the narrowest a column is cut to (a header may be cut too).
-const minColumn = 5
+// minColumn is the narrowest a column is cut to (a header may be cut
+// too); "just now" and "in 23h" fit.
+const minColumn = 8
 
 // fitColumns cuts the cells of the widest columns, with an ellipsis, until
 // the columns' widths add up to at most avail. Narrow columns (ids,
@@ -227,18 +229,23 @@ func fitColumns(headers []string, rows [][]string, avail int) [][]string {
 	for _, w := range widths {
 		total += w
 	}
-	for total > avail {
-		widest := 0
-		for i := range widths {
-			if widths[i] > widths[widest] {
-				widest = i
+	// Free text gives way first, down to minColumn; ids only when
+	// nothing else can.
+	whole := idColumns(rows, len(headers))
+	for _, keepIDs := range []bool{true, false} {
+		for total > avail {
+			widest := -1
+			for i := range widths {
+				if !(keepIDs && whole[i]) && (widest < 0 || widths[i] > widths[widest]) {
+					widest = i
+				}
 			}
+			if widest < 0 || widths[widest] <= minColumn {
+				break
+			}
+			widths[widest]--
+			total--
 		}
-		if widths[widest] <= minColumn {
-			break // cannot fit; print as narrow as sensible
-		}
-		widths[widest]--
-		total--
 	}
 	out := make([][]string, len(rows))
 	for i, r := range rows {
@@ -251,6 +258,22 @@ func fitColumns(headers []string, rows [][]string, avail int) [][]string {
 		headers[j] = ansiw.Truncate(h, widths[j], "…")
 	}
 	return out
+}
+
+// idColumns marks the columns that hold ids (UUIDs), which stay whole: an
+// id is what a reader copies into the next command.
+func idColumns(rows [][]string, n int) []bool {
+	whole := make([]bool, n)
+	for i := range whole {
+		whole[i] = len(rows) > 0
+		for _, r := range rows {
+			if _, err := uuid.Parse(r[i]); err != nil {
+				whole[i] = false
+				break
+			}
+		}
+	}
+	return whole
 }
 
 // fitLine cuts a free-text line to the view's width.

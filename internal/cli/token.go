@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
 )
@@ -23,6 +24,7 @@ func newTokenCmd(e *env) *cobra.Command {
 			"a token without using it, and start a change on a player's behalf. Every action is audited.",
 	}
 	cmd.AddCommand(newTokenInspectCmd(e), newTokenIssueCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -117,7 +119,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 			in.Actor = supportActor(e)
 			issued, err := a.Profile.Issue(cmd.Context(), in)
 			if err != nil {
-				return flagNames(err)
+				return explainCallback(flagNames(err), a.Config)
 			}
 			if *output == outputJSON {
 				if issued.Sent {
@@ -147,6 +149,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&in.User, "user", "", "the player's email or id (required)")
 	f.StringVar(&typ, "type", "", "profile, email or password (required)")
+	completeValues(cmd, "type", string(profile.TypeProfile), string(profile.TypeEmail), string(profile.TypePassword))
 	f.StringVar(&in.Name, "name", "", "profile: the new name (default: unchanged)")
 	f.StringVar(&in.Nickname, "nickname", "", "profile: the new nickname (default: unchanged)")
 	f.StringVar(&in.NewEmail, "new-email", "", "email: the new address")
@@ -211,5 +214,22 @@ func flagNames(err error) error {
 	}
 	c := *pe
 	c.Message = msg
+	return &c
+}
+
+// explainCallback adds to a refused callback URL which origins are
+// trusted and where each comes from, so the fix is one look away.
+func explainCallback(err error, cfg *config.Config) error {
+	pe, ok := platform.As(err)
+	if !ok || pe.Code != profile.CodeInvalidCallbackURL || len(cfg.TrustedOrigins) == 0 {
+		return err
+	}
+	c := *pe
+	c.Message += fmt.Sprintf("; trusted origins: %s (PLATFORM_BASE_URL / --base-url)", cfg.TrustedOrigins[0])
+	if extra := cfg.TrustedOrigins[1:]; len(extra) > 0 {
+		c.Message += fmt.Sprintf(", %s (PLATFORM_TRUSTED_ORIGINS / --trusted-origins)", strings.Join(extra, ", "))
+	} else {
+		c.Message += "; add more with PLATFORM_TRUSTED_ORIGINS or --trusted-origins"
+	}
 	return &c
 }
