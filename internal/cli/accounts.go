@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
@@ -82,7 +82,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 // it showing up in the process list.
 func readNewPassword(e *env) (string, error) {
 	f, ok := e.stdin.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		line, err := readLine(e.stdin)
 		if err != nil {
 			return "", fmt.Errorf("read the password from stdin: %w", err)
@@ -90,13 +90,13 @@ func readNewPassword(e *env) (string, error) {
 		return line, nil
 	}
 	fmt.Fprint(e.stderr, "Password: ")
-	first, err := term.ReadPassword(f.Fd())
+	first, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(e.stderr)
 	if err != nil {
 		return "", fmt.Errorf("read the password: %w", err)
 	}
 	fmt.Fprint(e.stderr, "Password again: ")
-	second, err := term.ReadPassword(f.Fd())
+	second, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(e.stderr)
 	if err != nil {
 		return "", fmt.Errorf("read the password: %w", err)

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -168,9 +168,9 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 // readPassword reads the new password without echo from a terminal, or
 // as the first line of piped stdin.
 func readPassword(e *env) (string, error) {
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprint(e.stderr, "New password: ")
-		pw, err := term.ReadPassword(f.Fd())
+		pw, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(e.stderr)
 		if err != nil {
 			return "", fmt.Errorf("read the new password: %w", err)
