@@ -100,7 +100,7 @@ func TestMigrateStatusUpDown(t *testing.T) {
 	if r := run(t, ctx, env, "migrate", "down"); r.code != 0 || !strings.Contains(r.stderr, "rolled back") {
 		t.Fatalf("down: %d %s", r.code, r.stderr)
 	}
-	if r := run(t, ctx, env, "migrate", "status", "--output", "yaml"); r.code != ExitUsage {
+	if r := run(t, ctx, env, "migrate", "status", "--output", "xml"); r.code != ExitUsage {
 		t.Fatalf("bad --output: code %d", r.code)
 	}
 	bad := testEnv(t)

@@ -106,8 +106,8 @@ func newMigrateStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, st)
+			if ok, err := writeData(e.stdout, *output, st); ok {
+				return err
 			}
 			rows := make([][]string, 0, len(st))
 			for _, s := range st {
