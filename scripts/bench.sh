@@ -31,7 +31,8 @@ mode=${1:-bench}
 case "$mode" in
 bench) ;;
 soak) soak_duration=${2:-6m} ;;
-*) echo "usage: $0 [bench | soak [DURATION]]" >&2; exit 2 ;;
+side) side_path=${2:-/api/matchmaking/queues} ;;
+*) echo "usage: $0 [bench | soak [DURATION] | side [PATH]]" >&2; exit 2 ;;
 esac
 
 PGHOST=${PGHOST:-127.0.0.1}
@@ -128,7 +129,12 @@ label="PostgreSQL $(psql -Atq -d postgres -c 'SHOW server_version') on $PGHOST:$
 common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.1:$smtp_port"
 	-pid "$serve_pid" -pg-url "$PLATFORM_DATABASE_URL" -label "$label")
 
-if [ "$mode" = bench ]; then
+if [ "$mode" = side ]; then
+	timeout 15m "$work/loadgen" side -base "$base" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
+		-warmup "${BENCH_WARMUP:-2s}" -rounds "${BENCH_ROUNDS:-3}" -min "${BENCH_MIN_RATIO:-0.80}" \
+		-json "$out/side.json" | tee "$out/side.txt"
+	log "results in $out/side.txt and $out/side.json"
+elif [ "$mode" = bench ]; then
 	timeout 15m "$work/loadgen" run "${common[@]}" -d "$duration" -warmup "$warmup" -only "${BENCH_ONLY:-}" \
 		"${gobench_args[@]}" -json "$out/bench.json" | tee "$out/bench.txt"
 	log "results in $out/bench.txt and $out/bench.json"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/towerdefence/platformctl/internal/cli"
@@ -21,8 +22,12 @@ var (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, platform.Build{Version: version, Commit: commit, Date: date},
-		os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	build := platform.Build{Version: version, Commit: commit, Date: date}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		// A `go install` or `go build` without the release's -ldflags.
+		build = build.WithBuildInfo(info)
+	}
+	code := cli.Run(ctx, build, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -86,7 +86,8 @@ type App struct {
 	eventPub       *events.Publisher
 	eventTransport events.Transport
 
-	httpMetrics *httpapi.Metrics
+	httpMetrics    *httpapi.Metrics
+	processMetrics *processMetrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind
@@ -162,6 +163,7 @@ func (a *App) buildMetrics(ctx context.Context) {
 		collectors.NewDBStatsCollector(a.DB.SQL(), a.DB.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.processMetrics = newProcessMetrics(a.Metrics, a.Build)
 	a.Gauges = liveops.NewGauges(a.DB.LiveOps(), a.Now)
 	a.Metrics.MustRegister(newMonitorCollector(ctx, a.Log, a.Gauges))
 }
@@ -340,6 +342,7 @@ func (a *App) buildMail() error {
 		// The worker wants the lease to cover two conversations; keep
 		// the 30s default when the lease allows it.
 		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
+		OnAttempt:   a.processMetrics.observeMailAttempt,
 	})
 	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
 	return nil
@@ -403,7 +406,7 @@ func (a *App) Run(ctx context.Context) error {
 
 // MetricsHandler serves the registry in the Prometheus text format.
 func (a *App) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics})
+	return promhttp.InstrumentMetricHandler(a.Metrics, promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 }
 
 // Close releases the database.

@@ -20,7 +20,9 @@ const monitorTimeout = 2 * time.Second
 // outbox and the sessions — from the gauge snapshot the counter job
 // (liveops.Gauges.Refresh) keeps, so a scrape reads one row whatever the
 // size of the tables. They are database-wide, so every serve process on
-// one database reports the same values.
+// one database reports the same values; they are gauges. Counters (which
+// only go up) are kept per process by the code that does the counted
+// work: see processMetrics.
 type monitorCollector struct {
 	// ctx is the App's: Prometheus calls Collect without a context, and
 	// a scrape should not outlive the process's own lifetime.
@@ -30,7 +32,7 @@ type monitorCollector struct {
 
 	outboxMessages *prometheus.Desc
 	outboxDepth    *prometheus.Desc
-	failures       *prometheus.Desc
+	failedMessages *prometheus.Desc
 	activeSessions *prometheus.Desc
 	refreshed      *prometheus.Desc
 	up             *prometheus.Desc
@@ -43,8 +45,8 @@ func newMonitorCollector(ctx context.Context, log *slog.Logger, gauges *liveops.
 			"Messages in the mail outbox by status (database-wide).", []string{"status"}, nil),
 		outboxDepth: prometheus.NewDesc("platform_mail_outbox_depth",
 			"Messages waiting to be delivered: pending or being sent (database-wide).", nil, nil),
-		failures: prometheus.NewDesc("platform_mail_delivery_failures_total",
-			"Delivery attempts that failed, temporarily or for good (database-wide).", nil, nil),
+		failedMessages: prometheus.NewDesc("platform_mail_failed_messages",
+			"Messages in the outbox that failed for good and wait for support (database-wide).", nil, nil),
 		activeSessions: prometheus.NewDesc("platform_sessions_active",
 			"Unexpired sessions by realm (database-wide).", []string{"realm"}, nil),
 		refreshed: prometheus.NewDesc("platform_gauges_refreshed_timestamp_seconds",
@@ -56,7 +58,7 @@ func newMonitorCollector(ctx context.Context, log *slog.Logger, gauges *liveops.
 
 // Describe implements prometheus.Collector.
 func (c *monitorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.outboxMessages, c.outboxDepth, c.failures, c.activeSessions, c.refreshed, c.up} {
+	for _, d := range []*prometheus.Desc{c.outboxMessages, c.outboxDepth, c.failedMessages, c.activeSessions, c.refreshed, c.up} {
 		ch <- d
 	}
 }
@@ -76,7 +78,7 @@ func (c *monitorCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	depth := s.Outbox[string(mail.StatusPending)] + s.Outbox[string(mail.StatusSending)]
 	ch <- prometheus.MustNewConstMetric(c.outboxDepth, prometheus.GaugeValue, float64(depth))
-	ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(s.FailedMailAttempts))
+	ch <- prometheus.MustNewConstMetric(c.failedMessages, prometheus.GaugeValue, float64(s.Outbox[string(mail.StatusFailed)]))
 	ch <- prometheus.MustNewConstMetric(c.activeSessions, prometheus.GaugeValue, float64(s.Accounts.PlayerSessions), "player")
 	ch <- prometheus.MustNewConstMetric(c.activeSessions, prometheus.GaugeValue, float64(s.Accounts.AdminSessions), "admin")
 	refreshed := 0.0

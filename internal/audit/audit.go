@@ -24,8 +24,12 @@ type Entry struct {
 // Filter narrows List. Zero fields match everything.
 type Filter struct {
 	Actor string
-	Since time.Time
-	Limit int
+	// Target is the entry's target exactly (a user's id for account and
+	// session actions).
+	Target string
+	Action string
+	Since  time.Time
+	Limit  int
 }
 
 // Store persists entries.

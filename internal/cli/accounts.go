@@ -1,20 +1,24 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/liveops"
 )
 
 func newAdminCmd(e *env) *cobra.Command {
@@ -23,6 +27,7 @@ func newAdminCmd(e *env) *cobra.Command {
 		Short: "Manage administrator accounts",
 	}
 	cmd.AddCommand(newAdminCreateCmd(e), newAdminSetRoleCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -34,7 +39,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 		Short: "Create an administrator account (the only way one comes to exist)",
 		Long: "Create an administrator who signs in on /api/auth/admin. The password is asked for twice\n" +
 			"on a terminal, or read from the first line of stdin otherwise (8 to 128 characters).\n" +
-			"The creation is written to the audit log under your operating-system user.",
+			"The creation is written to the audit log under --actor (or $PLATFORM_ACTOR, or your operating-system user).",
 		Args: cobra.NoArgs,
 		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			password, err := readNewPassword(e)
@@ -46,16 +51,18 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 				return flagNames(err)
 			}
 			fmt.Fprintf(e.stderr, "created administrator %s (%s)\n", u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, u)
+			if ok, err := writeData(e.stdout, *output, u); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "ROLE", "CREATED"},
-				[][]string{{u.ID.String(), u.Email, u.Name, u.Role, u.CreatedAt.Format(time.RFC3339)}})
+			v := e.newView(*output)
+			return v.print(e, []string{"ID", "EMAIL", "NAME", "ROLE", "CREATED"},
+				[][]string{{u.ID.String(), u.Email, u.Name, u.Role, v.when(u.CreatedAt)}})
 		}),
 	}
 	cmd.Flags().StringVar(&email, "email", "", "email address the administrator signs in with")
 	cmd.Flags().StringVar(&name, "name", "", "display name")
-	cmd.Flags().StringVar(&role, "role", account.DefaultAdminRole, "role")
+	cmd.Flags().StringVar(&role, "role", account.DefaultAdminRole, "role: "+strings.Join(roleNames(), ", "))
+	completeValues(cmd, "role", roleNames()...)
 	cmd.MarkFlagRequired("email") //nolint:errcheck // the flag exists
 	cmd.MarkFlagRequired("name")  //nolint:errcheck // the flag exists
 	output = addOutputFlag(cmd)
@@ -68,7 +75,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 // it showing up in the process list.
 func readNewPassword(e *env) (string, error) {
 	f, ok := e.stdin.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !ok || !term.IsTerminal(int(f.Fd())) {
 		line, err := readLine(e.stdin)
 		if err != nil {
 			return "", fmt.Errorf("read the password from stdin: %w", err)
@@ -76,13 +83,13 @@ func readNewPassword(e *env) (string, error) {
 		return line, nil
 	}
 	fmt.Fprint(e.stderr, "Password: ")
-	first, err := term.ReadPassword(f.Fd())
+	first, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(e.stderr)
 	if err != nil {
 		return "", fmt.Errorf("read the password: %w", err)
 	}
 	fmt.Fprint(e.stderr, "Password again: ")
-	second, err := term.ReadPassword(f.Fd())
+	second, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(e.stderr)
 	if err != nil {
 		return "", fmt.Errorf("read the password: %w", err)
@@ -99,9 +106,10 @@ func newSessionsCmd(e *env) *cobra.Command {
 		Short: "List and revoke a user's sessions (support)",
 		Long: "Sessions of players (default) or administrators (--realm admin). A revoked session stops\n" +
 			"working on its very next request. Every action is written to the audit log under your\n" +
-			"operating-system user.",
+			"name: --actor, $PLATFORM_ACTOR or your operating-system user.",
 	}
 	cmd.AddCommand(newSessionsListCmd(e), newSessionsRevokeCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -117,7 +125,9 @@ type supportSession struct {
 }
 
 func addRealmFlag(cmd *cobra.Command) *string {
-	return cmd.Flags().String("realm", string(account.RealmPlayer), "player or admin")
+	p := cmd.Flags().String("realm", string(account.RealmPlayer), "player or admin")
+	completeValues(cmd, "realm", string(account.RealmPlayer), string(account.RealmAdmin))
+	return p
 }
 
 func parseRealmFlag(value string) (account.Realm, error) {
@@ -144,19 +154,26 @@ func newSessionsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			v := e.newView(*output)
 			out := make([]supportSession, len(list))
 			rows := make([][]string, len(list))
 			for i, s := range list {
 				out[i] = supportSession{ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 					ExpiresAt: s.ExpiresAt, IPAddress: s.IPAddress, UserAgent: s.UserAgent}
-				rows[i] = []string{s.ID.String(), s.CreatedAt.Format(time.RFC3339), s.UpdatedAt.Format(time.RFC3339),
-					s.ExpiresAt.Format(time.RFC3339), s.IPAddress, truncateCell(s.UserAgent, 40)}
+				rows[i] = []string{s.ID.String(), v.when(s.CreatedAt), v.when(s.ExpiresAt), s.IPAddress, s.UserAgent}
+				if v.format == outputWide {
+					rows[i] = slices.Insert(rows[i], 2, v.when(s.UpdatedAt))
+				}
 			}
 			fmt.Fprintf(e.stderr, "%d session(s) of %s (%s)\n", len(list), u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, out)
+			if ok, err := writeData(e.stdout, *output, out); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"SESSION", "CREATED", "LAST REFRESH", "EXPIRES", "IP", "USER AGENT"}, rows)
+			headers := []string{"SESSION", "CREATED", "EXPIRES", "IP", "USER AGENT"}
+			if v.format == outputWide {
+				headers = slices.Insert(headers, 2, "LAST REFRESH")
+			}
+			return v.print(e, headers, rows)
 		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
@@ -190,10 +207,10 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 				return flagNames(err)
 			}
 			fmt.Fprintf(e.stderr, "revoked %d session(s) of %s (%s)\n", n, u.Email, u.ID)
-			if *output == outputJSON {
-				return writeJSON(e.stdout, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n})
+			if ok, err := writeData(e.stdout, *output, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n}); ok {
+				return err
 			}
-			return writeTable(e.stdout, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
+			return e.table(*output, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
 		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
@@ -216,15 +233,18 @@ func newAuditCmd(e *env) *cobra.Command {
 }
 
 func newAuditListCmd(e *env) *cobra.Command {
-	var actor, since string
+	var actor, user, action, since string
 	var limit int
 	var output *string
 	cmd := &cobra.Command{
-		Use:   "list [--actor ACTOR] [--since TIME|DURATION] [--limit N]",
+		Use:   "list [--user EMAIL|ID] [--action ACTION] [--actor ACTOR] [--since 7d|24h|RFC3339] [--limit N]",
 		Short: "List audit entries, newest first",
-		Long: "List who did what to whom, when and why. --actor takes the recorded actor (os:alice for an\n" +
-			"operator, admin:ID for an administrator); --since an RFC 3339 time or a duration back from now\n" +
-			"(24h, 30m).",
+		Long: "List who did what to whom, when and why. --user takes a player's or administrator's email\n" +
+			"or id (the entries whose target is that account); --action an action such as\n" +
+			"sessions.revoke; --actor the recorded actor (operator:alice, os:alice, admin:ID); --since an\n" +
+			"RFC 3339 time or an age back from now (7d, 24h, 30m).",
+		Example: "  platformctl audit list --user ada@example.com --since 7d\n" +
+			"  platformctl audit list --action sessions.revoke --since 2026-11-01T00:00:00Z --output json",
 		Args: cobra.NoArgs,
 		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
 			from, err := parseSince(since, time.Now())
@@ -234,32 +254,66 @@ func newAuditListCmd(e *env) *cobra.Command {
 			if limit < 1 || limit > 1000 {
 				return withExit(ExitUsage, errors.New("--limit must be 1-1000"))
 			}
-			entries, err := a.Audit.List(cmd.Context(), audit.Filter{Actor: actor, Since: from, Limit: limit})
+			target, err := auditTarget(cmd.Context(), a.Accounts, user)
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				if entries == nil {
-					entries = []audit.Entry{}
-				}
-				return writeJSON(e.stdout, entries)
+			entries, err := a.Audit.List(cmd.Context(), audit.Filter{Actor: actor, Target: target, Action: action, Since: from, Limit: limit})
+			if err != nil {
+				return err
 			}
+			if entries == nil {
+				entries = []audit.Entry{}
+			}
+			if ok, err := writeData(e.stdout, *output, entries); ok {
+				return err
+			}
+			v := e.newView(*output)
 			rows := make([][]string, len(entries))
 			for i, en := range entries {
-				rows[i] = []string{en.At.Format(time.RFC3339), en.Actor, en.Action, en.Target, oneLine(en.Reason), formatDetails(en.Details)}
+				rows[i] = []string{v.when(en.At), en.Actor, en.Action, en.Target, oneLine(en.Reason), formatDetails(en.Details)}
 			}
-			return writeTable(e.stdout, []string{"AT", "ACTOR", "ACTION", "TARGET", "REASON", "DETAILS"}, rows)
+			return v.print(e, []string{"AT", "ACTOR", "ACTION", "TARGET", "REASON", "DETAILS"}, rows)
 		}),
 	}
-	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor")
-	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this RFC 3339 time, or this long ago (24h)")
+	cmd.Flags().StringVar(&user, "user", "", "only entries about this account (email or id)")
+	cmd.Flags().StringVar(&action, "action", "", "only entries of this action (e.g. sessions.revoke)")
+	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor (operator:alice, os:alice, admin:ID)")
+	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this RFC 3339 time, or this long ago (7d, 24h)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many entries (1-1000)")
+	completeValues(cmd, "action", auditActions...)
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
 	return cmd
 }
 
-// parseSince reads an RFC 3339 time or a duration back from now.
+// auditActions are the actions the support tools and services record,
+// offered as completions of audit list --action.
+var auditActions = []string{auth.ActionAdminCreate, auth.ActionSessionsList, auth.ActionSessionsRevoke,
+	"mail.show", "mail.retry", "token.inspect", "token.issue", liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
+
+// auditTarget resolves --user to the target recorded for the account: its
+// id. An email is looked up among players, then administrators.
+func auditTarget(ctx context.Context, accounts *account.Service, user string) (string, error) {
+	if user == "" {
+		return "", nil
+	}
+	if id, err := uuid.Parse(user); err == nil {
+		return id.String(), nil
+	}
+	var lastErr error
+	for _, realm := range []account.Realm{account.RealmPlayer, account.RealmAdmin} {
+		u, err := accounts.Find(ctx, realm, user)
+		if err == nil {
+			return u.ID.String(), nil
+		}
+		lastErr = err
+	}
+	return "", lastErr
+}
+
+// parseSince reads an RFC 3339 time or an age back from now: a Go duration
+// (24h, 90m) or whole days (7d).
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -267,10 +321,15 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t.UTC(), nil
 	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 && n <= 36500 {
+			return now.AddDate(0, 0, -n).UTC(), nil
+		}
+	}
 	if d, err := time.ParseDuration(s); err == nil && d > 0 {
 		return now.Add(-d).UTC(), nil
 	}
-	return time.Time{}, fmt.Errorf("--since %q: use an RFC 3339 time (2026-11-21T09:00:00Z) or a duration (24h)", s)
+	return time.Time{}, fmt.Errorf("--since %q: use an RFC 3339 time (2026-11-21T09:00:00Z) or an age (7d, 24h, 30m)", s)
 }
 
 func formatDetails(d map[string]string) string {
@@ -284,11 +343,4 @@ func formatDetails(d map[string]string) string {
 		parts[i] = k + "=" + d[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-func truncateCell(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

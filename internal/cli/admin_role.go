@@ -46,19 +46,20 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, ch)
+			if ok, err := writeData(e.stdout, *output, ch); ok {
+				return err
 			}
 			if !ch.Changed {
 				fmt.Fprintf(e.stderr, "%s already has the %s role; nothing changed\n", ch.Admin.Email, ch.To)
 			}
-			return writeTable(e.stdout, []string{"ID", "EMAIL", "NAME", "FROM", "TO"},
+			return e.table(*output, []string{"ID", "EMAIL", "NAME", "FROM", "TO"},
 				[][]string{{ch.Admin.ID.String(), ch.Admin.Email, ch.Admin.Name, string(ch.From), string(ch.To)}})
 		}),
 	}
 	cmd.Flags().StringVar(&email, "email", "", "the administrator's email")
 	cmd.Flags().StringVar(&id, "id", "", "the administrator's id")
 	cmd.Flags().StringVar(&roleName, "role", "", "the new role: "+strings.Join(role.Names(), ", "))
+	completeValues(cmd, "role", role.Names()...)
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	cmd.MarkFlagsMutuallyExclusive("email", "id")
 	cmd.MarkFlagsOneRequired("email", "id")
@@ -67,3 +68,6 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 	bindSettings(cmd)
 	return cmd
 }
+
+// roleNames are the administrator roles, for help texts and completion.
+func roleNames() []string { return role.Names() }

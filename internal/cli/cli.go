@@ -47,6 +47,7 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	actor  actorName // --actor of the support commands
 }
 
 // Run executes the command line args and returns the process exit code.

@@ -179,7 +179,7 @@ func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 	}
 	body, _ := io.ReadAll(metrics.Body)
 	metrics.Body.Close()
-	for _, want := range []string{`platform_http_requests_total{method="GET",route="GET /api/health",status="200"}`, "go_sql_max_open_connections", "process_resident_memory_bytes"} {
+	for _, want := range []string{`platform_http_requests_total{method="GET",route="/api/health",status="200"}`, "go_sql_max_open_connections", "process_resident_memory_bytes"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +21,7 @@ func newLiveOpsCmd(e *env) *cobra.Command {
 			"version and is audited. Running servers use a new version on their next request.",
 	}
 	cmd.AddCommand(newLiveOpsShowCmd(e), newLiveOpsSetSeedCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -37,10 +36,10 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, snap)
+			if ok, err := writeData(e.stdout, *output, snap); ok {
+				return err
 			}
-			return writeSnapshot(e.stdout, snap)
+			return writeSnapshot(e, e.newView(*output), snap)
 		}),
 	}
 	output = addOutputFlag(cmd)
@@ -50,9 +49,10 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 
 // writeSnapshot renders a snapshot for people: a header, then one table
 // per part.
-func writeSnapshot(w io.Writer, s *liveops.Snapshot) error {
-	fmt.Fprintf(w, "Live-ops version %d %s, published %s by %s (%s): %s\n", s.Version, s.ConfigETag,
-		s.PublishedAt.Format(time.RFC3339), orDash(s.PublishedBy), s.Source, orDash(s.Description))
+func writeSnapshot(e *env, v view, s *liveops.Snapshot) error {
+	w := e.stdout
+	fmt.Fprintln(w, fitLine(v, fmt.Sprintf("Live-ops version %d %s, published %s by %s (%s): %s", s.Version, s.ConfigETag,
+		v.when(s.PublishedAt), orDash(s.PublishedBy), s.Source, orDash(s.Description))))
 	fmt.Fprintf(w, "Environment %s, catalog version %d, ETag %s\n", s.Environment, s.CatalogVersion, s.ETag)
 
 	section := func(title string, headers []string, rows [][]string) error {
@@ -61,7 +61,7 @@ func writeSnapshot(w io.Writer, s *liveops.Snapshot) error {
 			_, err := fmt.Fprintln(w, "(none)")
 			return err
 		}
-		return writeTable(w, headers, rows)
+		return v.print(e, headers, rows)
 	}
 	var rows [][]string
 	for _, m := range s.MapSeeds {
@@ -83,28 +83,28 @@ func writeSnapshot(w io.Writer, s *liveops.Snapshot) error {
 	}
 	rows = nil
 	for _, ev := range s.Events {
-		rows = append(rows, []string{ev.ID, ev.Name, ev.Status, ev.StartAt.Format(time.RFC3339), ev.EndAt.Format(time.RFC3339), audienceText(ev.Audience)})
+		rows = append(rows, []string{ev.ID, ev.Name, ev.Status, v.when(ev.StartAt), v.when(ev.EndAt), audienceText(ev.Audience)})
 	}
 	if err := section("EVENTS", []string{"ID", "NAME", "STATUS", "START", "END", "AUDIENCE"}, rows); err != nil {
 		return err
 	}
 	rows = nil
 	for _, b := range s.Banners {
-		rows = append(rows, []string{b.ID, b.Title, b.Placement, strconv.Itoa(b.Priority), b.Status, timeOrDash(b.StartAt), timeOrDash(b.EndAt), audienceText(b.Audience)})
+		rows = append(rows, []string{b.ID, b.Title, b.Placement, strconv.Itoa(b.Priority), b.Status, v.whenPtr(b.StartAt), v.whenPtr(b.EndAt), audienceText(b.Audience)})
 	}
 	if err := section("BANNERS", []string{"ID", "TITLE", "PLACEMENT", "PRIORITY", "STATUS", "START", "END", "AUDIENCE"}, rows); err != nil {
 		return err
 	}
 	rows = nil
 	for _, m := range s.Messages {
-		rows = append(rows, []string{m.ID, m.Title, m.Status, m.StartAt.Format(time.RFC3339), timeOrDash(m.EndAt), audienceText(m.Audience)})
+		rows = append(rows, []string{m.ID, m.Title, m.Status, v.when(m.StartAt), v.whenPtr(m.EndAt), audienceText(m.Audience)})
 	}
 	if err := section("MESSAGES", []string{"ID", "TITLE", "STATUS", "START", "END", "AUDIENCE"}, rows); err != nil {
 		return err
 	}
 	rows = nil
 	for _, h := range s.History {
-		rows = append(rows, []string{strconv.Itoa(h.Version), h.Source, orDash(h.PublishedBy), h.PublishedAt.Format(time.RFC3339), orDash(h.Description)})
+		rows = append(rows, []string{strconv.Itoa(h.Version), h.Source, orDash(h.PublishedBy), v.when(h.PublishedAt), orDash(h.Description)})
 	}
 	return section("HISTORY", []string{"VERSION", "SOURCE", "BY", "AT", "DESCRIPTION"}, rows)
 }
@@ -139,13 +139,6 @@ func orDash(s string) string {
 	return s
 }
 
-func timeOrDash(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
 func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 	var (
 		output     *string
@@ -170,8 +163,8 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 			if ch.OverriddenBy != "" {
 				fmt.Fprintf(e.stderr, "note: the running event %s sets its own %s seed; queues play it until the event ends\n", ch.OverriddenBy, ch.Size)
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, ch)
+			if ok, err := writeData(e.stdout, *output, ch); ok {
+				return err
 			}
 			if !ch.Changed {
 				fmt.Fprintf(e.stderr, "the %s map seed is already %d (version %d); nothing published\n", ch.Size, ch.To, ch.Version)
@@ -179,13 +172,14 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 				fmt.Fprintf(e.stderr, "published live-ops version %d\n", ch.Version)
 			}
 			m := ch.Map
-			return writeTable(e.stdout, []string{"SIZE", "FROM", "TO", "VERSION", "PATH CELLS", "BUILD CELLS", "OVERLAP", "ROUTES", "VALID"},
+			return e.table(*output, []string{"SIZE", "FROM", "TO", "VERSION", "PATH CELLS", "BUILD CELLS", "OVERLAP", "ROUTES", "VALID"},
 				[][]string{{string(ch.Size), strconv.FormatInt(ch.From, 10), strconv.FormatInt(ch.To, 10), strconv.Itoa(ch.Version),
 					strconv.Itoa(m.PathCellCount), strconv.Itoa(m.BuildCellCount), strconv.Itoa(m.OverlapCellCount),
 					fmt.Sprintf("%d-%d", m.ShortestRoute, m.LongestRoute), strconv.FormatBool(m.Valid)}})
 		}),
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().StringVar(&seed, "seed", "", "the new seed, a positive integer")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
 	cmd.MarkFlagRequired("size") //nolint:errcheck // the flag exists

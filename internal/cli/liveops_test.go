@@ -141,7 +141,7 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 		{"liveops", "set-seed", "--size", "short", "--seed", "99999999999999999999"},
 		{"liveops", "set-seed", "--size", "short"},
 		{"liveops", "set-seed", "--seed", "5"},
-		{"liveops", "show", "--output", "yaml"},
+		{"liveops", "show", "--output", "xml"},
 	} {
 		if r := o.run(t, args...); r.code != ExitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, r.code, r.stderr, ExitUsage)

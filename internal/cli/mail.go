@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -20,6 +19,7 @@ func newMailCmd(e *env) *cobra.Command {
 			"(permanent SMTP refusal) or expired (its link ran out before delivery). Every action is audited.",
 	}
 	cmd.AddCommand(newMailOutboxCmd(e), newMailShowCmd(e), newMailRetryCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -38,22 +38,28 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, msgs)
+			if ok, err := writeData(e.stdout, *output, msgs); ok {
+				return err
 			}
+			v := e.newView(*output)
 			rows := make([][]string, 0, len(msgs))
 			for _, m := range msgs {
-				next := ""
+				next := "-"
 				if m.Status == mail.StatusPending || m.Status == mail.StatusSending {
-					next = m.NextAttemptAt.Format(time.RFC3339)
+					next = v.when(m.NextAttemptAt)
 				}
 				rows = append(rows, []string{m.ID.String(), string(m.Status), string(m.Template), m.To,
-					strconv.Itoa(m.Attempts), next, m.CreatedAt.Format(time.RFC3339), oneLine(m.LastError)})
+					strconv.Itoa(m.Attempts), next, v.when(m.CreatedAt), oneLine(m.LastError)})
 			}
-			return writeTable(e.stdout, []string{"ID", "STATUS", "TEMPLATE", "TO", "ATTEMPTS", "NEXT ATTEMPT", "CREATED", "LAST ERROR"}, rows)
+			return v.print(e, []string{"ID", "STATUS", "TEMPLATE", "TO", "ATTEMPTS", "NEXT ATTEMPT", "CREATED", "LAST ERROR"}, rows)
 		}),
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only messages in this status: pending, sending, sent, failed or expired")
+	statuses := make([]string, len(mail.Statuses))
+	for i, st := range mail.Statuses {
+		statuses[i] = string(st)
+	}
+	completeValues(cmd, "status", statuses...)
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many messages (up to 1000)")
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
@@ -81,22 +87,20 @@ func newMailShowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, mailDetail{Message: m, Attempts: atts})
+			if ok, err := writeData(e.stdout, *output, mailDetail{Message: m, Attempts: atts}); ok {
+				return err
 			}
-			fmt.Fprintf(e.stdout, "%s  %s  %s to %s  (%q)\n", m.ID, m.Status, m.Template, m.To, m.Subject)
+			v := e.newView(*output)
+			fmt.Fprintln(e.stdout, fitLine(v, fmt.Sprintf("%s  %s  %s to %s  (%q)", m.ID, m.Status, m.Template, m.To, m.Subject)))
 			rows := make([][]string, 0, len(atts))
 			for _, at := range atts {
-				finished, code := "", ""
-				if at.FinishedAt != nil {
-					finished = at.FinishedAt.Format(time.RFC3339)
-				}
+				code := "-"
 				if at.SMTPCode != 0 {
 					code = strconv.Itoa(at.SMTPCode)
 				}
-				rows = append(rows, []string{strconv.Itoa(at.Attempt), string(at.Outcome), at.StartedAt.Format(time.RFC3339), finished, at.Worker, code, oneLine(at.Error)})
+				rows = append(rows, []string{strconv.Itoa(at.Attempt), string(at.Outcome), v.when(at.StartedAt), v.whenPtr(at.FinishedAt), at.Worker, code, oneLine(at.Error)})
 			}
-			return writeTable(e.stdout, []string{"ATTEMPT", "OUTCOME", "STARTED", "FINISHED", "WORKER", "SMTP", "ERROR"}, rows)
+			return v.print(e, []string{"ATTEMPT", "OUTCOME", "STARTED", "FINISHED", "WORKER", "SMTP", "ERROR"}, rows)
 		}),
 	}
 	output = addOutputFlag(cmd)

@@ -55,7 +55,7 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 			"--format json prints the layout as served by GET /api/matchmaking/queues; svg and png\n" +
 			"draw the designers' picture described under `map render`, --scale pixels per cell.",
 		Example: "  platformctl map generate --size short --seed 42\n" +
-			"  platformctl map generate --size long --seed 7 --format png -o long-7.png",
+			"  platformctl map generate --size long --seed 7 --format png -f long-7.png",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sz, err := parseSizeFlag(size)
@@ -77,8 +77,8 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if out == "" && isTerminal(e.stdout) && e.getenv("NO_COLOR") == "" {
-					text = colourMap(lipgloss.NewRenderer(e.stdout), text)
+				if out == "" && e.styled(e.stdout) {
+					text = colourMap(e.renderer(e.stdout), text)
 				}
 				_, err = io.WriteString(w, text)
 				if err != nil {
@@ -94,7 +94,7 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 				}
 			case "png":
 				if out == "" && isTerminal(e.stdout) {
-					return usagef("refusing to write PNG to a terminal; use -o FILE or redirect stdout")
+					return usagef("refusing to write PNG to a terminal; use -f FILE or redirect stdout")
 				}
 				if err := gamemap.PNG(w, l, gamemap.RenderOptions{Scale: scale}); err != nil {
 					return usagef("%v", err)
@@ -109,9 +109,12 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "map seed, 0 to 18446744073709551615")
 	cmd.Flags().StringVar(&format, "format", "ascii", "output format: ascii, json, svg or png")
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of stdout")
+	// -o is the output format on every command; a file is -f.
+	cmd.Flags().StringVarP(&out, "out", "f", "", "write to FILE instead of stdout")
+	completeValues(cmd, "format", "ascii", "json", "svg", "png")
 	cmd.Flags().IntVar(&scale, "scale", gamemap.DefaultScale,
 		fmt.Sprintf("pixels per cell of a PNG or SVG, %d to %d", gamemap.MinScale, gamemap.MaxScale))
 	cmd.MarkFlagRequired("size") //nolint:errcheck // the flag exists
@@ -174,7 +177,7 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 			"  platformctl map analyze --size short --seeds 1-100000 --output csv > short.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(*output, outputCSV); err != nil {
+			if err := checkOutput(*output, analyzeFormats...); err != nil {
 				return err
 			}
 			set := 0
@@ -220,11 +223,12 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long (with --seed or --seeds)")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "analyse the map of this seed")
 	cmd.Flags().StringVar(&in, "in", "", "analyse the layout in this JSON file (- for stdin)")
 	cmd.Flags().StringVar(&seeds, "seeds", "", "analyse every seed of the inclusive range A-B")
 	cmd.Flags().IntVar(&workers, "workers", defaultWorkers(), "goroutines analysing a range")
-	output = addOutputFlag(cmd, outputCSV)
+	output = addOutputFlag(cmd, analyzeFormats...)
 	pic.add(cmd, "render", "also draw the map to FILE, a .png or .svg")
 	return cmd
 }
@@ -239,6 +243,12 @@ func analyzeAndDraw(e *env, l gamemap.MapLayout, output string, pic *pictureFlag
 }
 
 const outputCSV = "csv"
+
+// analyzeFormats are the --output formats of map analyze.
+var analyzeFormats = []string{outputTable, outputJSON, outputCSV}
+
+// sizeNames are the values of --size, for completion.
+var sizeNames = []string{string(gamemap.Short), string(gamemap.Long)}
 
 // readLayout reads a layout strictly: any mistake in the JSON is a usage
 // error naming the file and where in it.
@@ -297,7 +307,7 @@ func analyzeOne(e *env, l gamemap.MapLayout, output string) error {
 		for _, r := range a.Routes {
 			rows = append(rows, []string{strconv.Itoa(r.LaneID), optLen(r.SmallUnitLength), optLen(r.LargeUnitLength)})
 		}
-		if err := writeTable(e.stdout, []string{"LANE", "SMALL UNIT ROUTE", "LARGE UNIT ROUTE"}, rows); err != nil {
+		if err := e.table(outputTable, []string{"LANE", "SMALL UNIT ROUTE", "LARGE UNIT ROUTE"}, rows); err != nil {
 			return err
 		}
 		if len(a.Problems) > 0 {
@@ -309,7 +319,7 @@ func analyzeOne(e *env, l gamemap.MapLayout, output string) error {
 				}
 				rows = append(rows, []string{p.Code, cell, p.Message})
 			}
-			if err := writeTable(e.stdout, []string{"PROBLEM", "CELL", "MESSAGE"}, rows); err != nil {
+			if err := e.table(outputTable, []string{"PROBLEM", "CELL", "MESSAGE"}, rows); err != nil {
 				return err
 			}
 		}

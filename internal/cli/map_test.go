@@ -144,7 +144,7 @@ func TestMapSweepIsDeterministic(t *testing.T) {
 
 func TestMapPNG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.png")
-	r := runMap(t, "", "map", "generate", "--size", "long", "--seed", "3", "--format", "png", "--scale", "8", "-o", path)
+	r := runMap(t, "", "map", "generate", "--size", "long", "--seed", "3", "--format", "png", "--scale", "8", "-f", path)
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, path) {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}

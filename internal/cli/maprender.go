@@ -141,6 +141,7 @@ type layoutSource struct {
 
 func (s *layoutSource) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.size, "size", "", "map size: short or long")
+	completeValues(cmd, "size", sizeNames...)
 	cmd.Flags().Uint64Var(&s.seed, "seed", 0, "map seed")
 	cmd.Flags().StringVar(&s.in, "in", "", "use the layout in this JSON file instead (- for stdin)")
 }

@@ -212,7 +212,7 @@ func TestMapOutputIsAtomic(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := runMap(t, "", "map", "generate", "--size", "short", "--seed", "1", "--format", "svg", "-o", path); r.code != 0 {
+	if r := runMap(t, "", "map", "generate", "--size", "short", "--seed", "1", "--format", "svg", "-f", path); r.code != 0 {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
 	}
 	data, err := os.ReadFile(path)

@@ -265,7 +265,7 @@ func confirmRollback(e *env, cfg *config.Config, yes bool, n int) error {
 		return nil
 	case cfg.IsProduction():
 		return withExit(ExitRefused, fmt.Errorf("refusing to roll back with PLATFORM_ENV=production without --yes"))
-	case !isTerminalReader(e.stdin) || !isTerminal(e.stderr):
+	case !isTerminal(e.stdin) || !isTerminal(e.stderr):
 		return withExit(ExitRefused, fmt.Errorf("refusing to roll back without a terminal to confirm on; pass --yes"))
 	}
 	fmt.Fprintf(e.stderr, "Roll back %d migration(s)? Data in what they created is lost. [y/N] ", n)

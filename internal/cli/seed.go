@@ -74,8 +74,8 @@ func newSeedFixturesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if output == outputJSON {
-				return writeJSON(e.stdout, report)
+			if ok, err := writeData(e.stdout, output, report); ok {
+				return err
 			}
 			rows := make([][]string, 0, len(report.Items))
 			for _, it := range report.Items {
@@ -85,7 +85,7 @@ func newSeedFixturesCmd(e *env) *cobra.Command {
 				}
 				rows = append(rows, []string{it.Item, it.Action, version, it.Note})
 			}
-			if err := writeTable(e.stdout, []string{"ITEM", "ACTION", "VERSION", "NOTE"}, rows); err != nil {
+			if err := e.table(output, []string{"ITEM", "ACTION", "VERSION", "NOTE"}, rows); err != nil {
 				return err
 			}
 			switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -29,7 +30,8 @@ func newServeCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := newLogger(cfg, e)
+			log, logs := newBufferedLogger(func(e *env) *slog.Logger { return newLogger(cfg, e) }, e)
+			defer logs.Close()
 			ctx := cmd.Context()
 			a, err := app.New(ctx, cfg, log, e.build)
 			if err != nil {
@@ -97,7 +99,7 @@ func serve(ctx context.Context, a *app.App) error {
 	case <-ctx.Done():
 	}
 
-	a.Log.Info("shutting down", "drain_timeout", a.Config.ShutdownTimeout)
+	a.Log.Info("shutting down", "drain_timeout_seconds", a.Config.ShutdownTimeout.Seconds())
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.ShutdownTimeout)
 	defer cancel()
 	shutdownErr := srv.Shutdown(drainCtx)

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -144,21 +143,4 @@ func newLogger(cfg *config.Config, e *env) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(e.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, opts))
-}
-
-// isTerminal reports whether w is a terminal, for colour and tables.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// isTerminalReader reports whether r is an interactive terminal (not
-// /dev/null, which is a character device too).
-func isTerminalReader(r any) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

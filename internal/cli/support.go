@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"os/user"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -25,9 +27,44 @@ func openSupportApp(cmd *cobra.Command, e *env) (*app.App, error) {
 	return app.New(cmd.Context(), cfg, newLogger(cfg, e), e.build)
 }
 
+// actorPattern is what an operator may call themselves in the audit log.
+var actorPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
+
+// actorName is the value of --actor: checked as it is parsed, so a bad
+// name is a usage error before anything runs.
+type actorName string
+
+func (a *actorName) String() string { return string(*a) }
+func (a *actorName) Type() string   { return "NAME" }
+func (a *actorName) Set(v string) error {
+	if !actorPattern.MatchString(v) {
+		return fmt.Errorf("must be 1-64 letters, digits and . _ @ + - (e.g. alice or alice@example.com), got %q", v)
+	}
+	*a = actorName(v)
+	return nil
+}
+
+// addActorFlag gives a support command group --actor, the name the audit
+// log records for the person at the keyboard.
+func addActorFlag(cmd *cobra.Command, e *env) {
+	cmd.PersistentFlags().Var(&e.actor, "actor",
+		"your name for the audit log [$PLATFORM_ACTOR] (default: your operating-system user)")
+}
+
 // supportActor names the person at the keyboard in the audit log:
-// "os:" and the operating-system user.
+// "operator:" and the name from --actor or PLATFORM_ACTOR, else "os:" and
+// the operating-system user. A malformed PLATFORM_ACTOR is not recorded.
 func supportActor(e *env) string {
+	if e.actor != "" {
+		return "operator:" + string(e.actor)
+	}
+	if v := e.getenv("PLATFORM_ACTOR"); v != "" {
+		var a actorName
+		if err := a.Set(v); err == nil {
+			return "operator:" + v
+		}
+		fmt.Fprintf(e.stderr, "warning: ignoring PLATFORM_ACTOR %q: not a name (letters, digits, . _ @ + -)\n", v)
+	}
 	name := e.getenv("USER")
 	if name == "" {
 		if u, err := user.Current(); err == nil {

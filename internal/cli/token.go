@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
 )
@@ -25,6 +25,7 @@ func newTokenCmd(e *env) *cobra.Command {
 			"a token without using it, and start a change on a player's behalf. Every action is audited.",
 	}
 	cmd.AddCommand(newTokenInspectCmd(e), newTokenIssueCmd(e))
+	addActorFlag(cmd, e)
 	return cmd
 }
 
@@ -50,14 +51,11 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *output == outputJSON {
-				return writeJSON(e.stdout, info)
+			if ok, err := writeData(e.stdout, *output, info); ok {
+				return err
 			}
-			used := ""
-			if info.UsedAt != nil {
-				used = info.UsedAt.Format(time.RFC3339)
-			}
-			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, [][]string{
+			v := e.newView(*output)
+			return v.print(e, []string{"FIELD", "VALUE"}, [][]string{
 				{"type", string(info.Type)},
 				{"step", string(info.Step)},
 				{"status", info.Status},
@@ -66,9 +64,9 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 				{"nickname", info.Nickname},
 				{"change", info.ChangeID.String() + " (" + string(info.ChangeStatus) + ")"},
 				{"requested by", info.RequestedBy},
-				{"created", info.CreatedAt.Format(time.RFC3339)},
-				{"expires", info.ExpiresAt.Format(time.RFC3339)},
-				{"used", used},
+				{"created", v.when(info.CreatedAt)},
+				{"expires", v.when(info.ExpiresAt)},
+				{"used", v.whenPtr(info.UsedAt)},
 			})
 		}),
 	}
@@ -106,7 +104,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 			in.Actor = supportActor(e)
 			issued, err := a.Profile.Issue(cmd.Context(), in)
 			if err != nil {
-				return flagNames(err)
+				return explainCallback(flagNames(err), a.Config)
 			}
 			if *output == outputJSON {
 				if issued.Sent {
@@ -115,25 +113,28 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 				}
 				return writeJSON(e.stdout, issued)
 			}
+			v := e.newView(*output)
+			v.width = 0 // the token and the link are copied whole
 			rows := [][]string{
 				{"type", string(issued.Type)},
 				{"step", string(issued.Step)},
 				{"user", issued.UserID.String()},
 				{"recipient", issued.Recipient},
 				{"change", issued.ChangeID.String()},
-				{"expires", issued.ExpiresAt.Format(time.RFC3339)},
+				{"expires", v.when(issued.ExpiresAt)},
 			}
 			if issued.Sent {
 				rows = append(rows, []string{"mailed", issued.MessageID.String()})
 			} else {
 				rows = append(rows, []string{"token", issued.Token}, []string{"link", issued.Link})
 			}
-			return writeTable(e.stdout, []string{"FIELD", "VALUE"}, rows)
+			return v.print(e, []string{"FIELD", "VALUE"}, rows)
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.User, "user", "", "the player's email or id (required)")
 	f.StringVar(&typ, "type", "", "profile, email or password (required)")
+	completeValues(cmd, "type", string(profile.TypeProfile), string(profile.TypeEmail), string(profile.TypePassword))
 	f.StringVar(&in.Name, "name", "", "profile: the new name (default: unchanged)")
 	f.StringVar(&in.Nickname, "nickname", "", "profile: the new nickname (default: unchanged)")
 	f.StringVar(&in.NewEmail, "new-email", "", "email: the new address")
@@ -152,9 +153,9 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 // readPassword reads the new password without echo from a terminal, or
 // as the first line of piped stdin.
 func readPassword(e *env) (string, error) {
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprint(e.stderr, "New password: ")
-		pw, err := term.ReadPassword(f.Fd())
+		pw, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(e.stderr)
 		if err != nil {
 			return "", fmt.Errorf("read the new password: %w", err)
@@ -198,5 +199,22 @@ func flagNames(err error) error {
 	}
 	c := *pe
 	c.Message = msg
+	return &c
+}
+
+// explainCallback adds to a refused callback URL which origins are
+// trusted and where each comes from, so the fix is one look away.
+func explainCallback(err error, cfg *config.Config) error {
+	pe, ok := platform.As(err)
+	if !ok || pe.Code != profile.CodeInvalidCallbackURL || len(cfg.TrustedOrigins) == 0 {
+		return err
+	}
+	c := *pe
+	c.Message += fmt.Sprintf("; trusted origins: %s (PLATFORM_BASE_URL / --base-url)", cfg.TrustedOrigins[0])
+	if extra := cfg.TrustedOrigins[1:]; len(extra) > 0 {
+		c.Message += fmt.Sprintf(", %s (PLATFORM_TRUSTED_ORIGINS / --trusted-origins)", strings.Join(extra, ", "))
+	} else {
+		c.Message += "; add more with PLATFORM_TRUSTED_ORIGINS or --trusted-origins"
+	}
 	return &c
 }

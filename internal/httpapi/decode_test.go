@@ -45,7 +45,7 @@ func testStack() http.Handler {
 	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
 		respondErr(w, r, log, io.ErrUnexpectedEOF)
 	})
-	n := negroni.New(withRequestID(), accessLog(log), recoverPanics(log), limitBody(maxBodyBytes))
+	n := negroni.New(withRequestContext(0, isStream), accessLog(log), recoverPanics(log), limitBody(maxBodyBytes))
 	n.UseHandler(jsonMuxErrors(mux))
 	return n
 }

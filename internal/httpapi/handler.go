@@ -6,6 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/urfave/negroni/v3"
 
@@ -51,13 +52,14 @@ func NewHandler(d Deps) http.Handler {
 	addRoutes(mux, d)
 
 	n := negroni.New()
-	n.Use(withRequestID())
+	var timeout time.Duration
+	if d.Config != nil {
+		timeout = d.Config.RequestTimeout
+	}
+	n.Use(withRequestContext(timeout, isStream))
 	n.Use(accessLog(d.Log))
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
-	if d.Config != nil && d.Config.RequestTimeout > 0 {
-		n.Use(limitDuration(d.Config.RequestTimeout, isStream))
-	}
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())
 	}

@@ -47,7 +47,9 @@ func handleQueues(log *slog.Logger, mm *matchmaking.Service) http.Handler {
 
 // acceptsGzip reports whether an Accept-Encoding header admits gzip.
 func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
+	for rest := header; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		coding = strings.TrimSpace(coding)
 		if coding != "gzip" && coding != "*" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/negroni/v3"
@@ -19,23 +20,81 @@ type requestIDKey struct{}
 
 // RequestID returns the id of the request being served, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if c, ok := ctx.Value(requestIDKey{}).(*requestCtx); ok {
+		return c.id
+	}
+	return ""
 }
 
-// withRequestID accepts a well-formed X-Request-Id from the caller (so a
-// load balancer's id follows the request) or makes one, and returns it.
-func withRequestID() negroni.HandlerFunc {
+// requestCtx carries the request id. It is context.WithValue and the
+// X-Request-Id header value in one allocation: this runs on every request.
+type requestCtx struct {
+	context.Context
+	id     string
+	header [1]string
+}
+
+// Value implements context.Context.
+func (c *requestCtx) Value(key any) any {
+	if key == (requestIDKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// withRequestContext gives the request its id and its deadline in one
+// step, so the request is copied once: it accepts a well-formed
+// X-Request-Id from the caller (so a load balancer's id follows the
+// request) or makes one, and, when timeout is positive, gives the request
+// a deadline. Handlers pass the request's context to the services and so
+// to the database driver, which gives up at the deadline; the store
+// reports that as SERVICE_UNAVAILABLE. Without it, a database that stops
+// answering without closing its connections (a network partition, a hung
+// server) would hold every request until the client gave up. Streams
+// (long) get no deadline here: they bound only their setup (setupDeadline).
+func withRequestContext(timeout time.Duration, long func(*http.Request) bool) negroni.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
-			var b [12]byte
-			rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+			id = newRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
-		next(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		rc := &requestCtx{Context: r.Context(), id: id, header: [1]string{id}}
+		w.Header()["X-Request-Id"] = rc.header[:]
+		var ctx context.Context = rc
+		if timeout > 0 && !long(r) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		next(w, r.WithContext(ctx))
 	}
+}
+
+// requestIDs makes request ids: a random prefix per process and a
+// counter, which is unique without asking the system for randomness on
+// every request. Ids only correlate log lines; they guard nothing.
+var requestIDs struct {
+	prefix [12]byte
+	n      atomic.Uint64
+}
+
+func init() {
+	var b [6]byte
+	rand.Read(b[:])
+	hex.Encode(requestIDs.prefix[:], b[:])
+}
+
+// newRequestID returns the next id: 24 hex digits.
+func newRequestID() string {
+	var buf [24]byte
+	copy(buf[:], requestIDs.prefix[:])
+	n := requestIDs.n.Add(1)
+	const digits = "0123456789abcdef"
+	for i := len(buf) - 1; i >= len(requestIDs.prefix); i-- {
+		buf[i] = digits[n&0xf]
+		n >>= 4
+	}
+	return string(buf[:])
 }
 
 func validRequestID(id string) bool {
@@ -92,7 +151,7 @@ func accessLog(log *slog.Logger) negroni.HandlerFunc {
 			slog.String("path", loggedPath(r.URL.Path)),
 			slog.Int("status", rw.Status()),
 			slog.Int("bytes", rw.Size()),
-			slog.Duration("duration", time.Since(start)),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.String("remote", r.RemoteAddr),
 		)
 	}
@@ -121,7 +180,7 @@ func limitBody(limit int64) negroni.HandlerFunc {
 				Message: "request body exceeds 1048576 bytes"})
 			return
 		}
-		if r.Body != nil {
+		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next(w, r)
@@ -129,15 +188,12 @@ func limitBody(limit int64) negroni.HandlerFunc {
 }
 
 // jsonMuxErrors answers the mux's own 404 and 405 replies in the error
-// model. It asks the mux whether a pattern matches first, so matched
-// handlers are served untouched.
+// model. The mux records the matched pattern on the request it is handed
+// before it calls the handler, so a reply to a request without a pattern
+// is the mux's own; replies of matched handlers pass untouched.
 func jsonMuxErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		mux.ServeHTTP(&muxErrorWriter{ResponseWriter: w}, r)
+		mux.ServeHTTP(&muxErrorWriter{ResponseWriter: w, r: r}, r)
 	})
 }
 
@@ -145,10 +201,18 @@ func jsonMuxErrors(mux *http.ServeMux) http.Handler {
 // a JSON error body, keeping headers such as Allow.
 type muxErrorWriter struct {
 	http.ResponseWriter
+	r        *http.Request
 	replaced bool
 }
 
+// Unwrap lets http.ResponseController reach the server's writer.
+func (m *muxErrorWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
 func (m *muxErrorWriter) WriteHeader(status int) {
+	if m.r.Pattern != "" {
+		m.ResponseWriter.WriteHeader(status)
+		return
+	}
 	switch status {
 	case http.StatusNotFound:
 		m.replaced = true
@@ -168,23 +232,4 @@ func (m *muxErrorWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return m.ResponseWriter.Write(b)
-}
-
-// limitDuration gives every request a deadline. Handlers pass the
-// request's context to the services and so to the database driver, which
-// gives up at the deadline; the store reports that as SERVICE_UNAVAILABLE.
-// Without it, a database that stops answering without closing its
-// connections (a network partition, a hung server) would hold every
-// request until the client gave up. Streams (long) bound only their
-// setup; see setupDeadline.
-func limitDuration(d time.Duration, long func(*http.Request) bool) negroni.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-		if long(r) {
-			next(w, r)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next(w, r.WithContext(ctx))
-	}
 }

@@ -90,6 +90,10 @@ type WorkerOptions struct {
 	// capped, with jitter (10s, 15m).
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
+	// OnAttempt, when set, is told the outcome of every delivery attempt
+	// as it ends, so that metrics count attempts in the process that made
+	// them instead of re-counting the outbox (which pruning shrinks).
+	OnAttempt func(Outcome)
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -251,6 +255,9 @@ func (w *Worker) deliver(ctx context.Context, c *Claim) {
 		res = w.classify(ctx, c, err)
 	}
 	res.At = w.now().UTC()
+	if w.opts.OnAttempt != nil {
+		w.opts.OnAttempt(res.Outcome)
+	}
 	// Record the result even when ctx is cancelled: the stop is exactly
 	// when handing the message back matters.
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

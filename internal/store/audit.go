@@ -59,6 +59,12 @@ func (s *AuditStore) ListAudit(ctx context.Context, f audit.Filter) ([]audit.Ent
 	if f.Actor != "" {
 		q = q.Where("actor = ?", f.Actor)
 	}
+	if f.Target != "" {
+		q = q.Where("target = ?", f.Target)
+	}
+	if f.Action != "" {
+		q = q.Where("action = ?", f.Action)
+	}
 	if !f.Since.IsZero() {
 		q = q.Where("at >= ?", f.Since.UTC())
 	}

@@ -4,6 +4,7 @@
 //
 //	loadgen run  -plan scripts/bench.json -base http://127.0.0.1:8080 -c 32 -d 10s [-pid PID] [-smtp 127.0.0.1:2525] [-gobench bench.txt] [-json out.json]
 //	loadgen soak -plan scripts/bench.json -base http://127.0.0.1:8080 -c 32 -d 5m -warmup 60s [-pid PID] [-smtp ADDR] [-json out.json]
+//	loadgen side -base http://127.0.0.1:8080 -path /api/matchmaking/queues -c 32 -d 5s -rounds 3 [-min 0.8]
 //
 // Each of the -c connections is one virtual user with its own account,
 // cookie jar and keep-alive socket. The plan's setup (a sign-up through
@@ -49,8 +50,14 @@ type options struct {
 }
 
 func run(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "side" {
+		return runSide(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "bare" {
+		return runBare(args[1:])
+	}
 	if len(args) == 0 || (args[0] != "run" && args[0] != "soak") {
-		fmt.Fprintln(os.Stderr, "usage: loadgen run|soak [flags]  (loadgen run -h for the flags)")
+		fmt.Fprintln(os.Stderr, "usage: loadgen run|soak|side [flags]  (loadgen run -h for the flags)")
 		return 2
 	}
 	mode := args[0]

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+// The side-by-side mode measures what the server's request pipeline
+// costs: it fetches one response from the server, serves the very same
+// bytes and headers from a bare net/http handler in a child process, and
+// loads both in alternating rounds of the same run, so both see the same
+// machine. The score is the median of the per-round ratios of requests/s.
+//
+//	loadgen side -base http://127.0.0.1:8080 -path /api/matchmaking/queues -c 32 -d 5s -rounds 3 [-gzip] [-min 0.8]
+//	loadgen bare -addr 127.0.0.1:0 -response FILE   (started by side)
+
+// sideOptions are the flags of `loadgen side`.
+type sideOptions struct {
+	base, path, jsonOut string
+	conns, rounds       int
+	dur, warmup         time.Duration
+	gzip                bool
+	min                 float64
+}
+
+func runSide(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("loadgen side", flag.ContinueOnError)
+	var o sideOptions
+	fs.StringVar(&o.base, "base", "http://127.0.0.1:8080", "base URL of the server")
+	fs.StringVar(&o.path, "path", "/api/matchmaking/queues", "the GET request to compare")
+	fs.StringVar(&o.jsonOut, "json", "", "write the rounds as JSON to this file")
+	fs.IntVar(&o.conns, "c", 32, "connections")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds; each measures the server and the bare handler once")
+	fs.DurationVar(&o.dur, "d", 5*time.Second, "measured time per target and round")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up per target and round")
+	fs.BoolVar(&o.gzip, "gzip", true, "send Accept-Encoding: gzip")
+	fs.Float64Var(&o.min, "min", 0, "fail when the median ratio is below this")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	res, err := side(ctx, &o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		return 2
+	}
+	printSide(os.Stdout, res)
+	if o.jsonOut != "" {
+		raw, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(o.jsonOut, append(raw, '\n'), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			return 2
+		}
+	}
+	if res.MedianRatio < o.min {
+		fmt.Fprintf(os.Stderr, "loadgen: median ratio %.3f is below %.2f\n", res.MedianRatio, o.min)
+		return 1
+	}
+	return 0
+}
+
+// sideResult is the outcome of a side-by-side run.
+type sideResult struct {
+	Path        string      `json:"path"`
+	Connections int         `json:"connections"`
+	Bytes       int         `json:"bytes"`
+	Rounds      []sideRound `json:"rounds"`
+	MedianRatio float64     `json:"medianRatio"`
+}
+
+type sideRound struct {
+	ServerRPS float64 `json:"serverRps"`
+	BareRPS   float64 `json:"bareRps"`
+	Ratio     float64 `json:"ratio"`
+}
+
+func side(ctx context.Context, o *sideOptions) (*sideResult, error) {
+	base, err := url.Parse(strings.TrimRight(o.base, "/"))
+	if err != nil || base.Scheme != "http" || base.Host == "" {
+		return nil, errors.New("-base must be an http:// URL")
+	}
+	if err := waitReady(ctx, base, 30*time.Second); err != nil {
+		return nil, err
+	}
+	req := &request{Method: http.MethodGet, Path: o.path, Header: map[string]string{}}
+	if o.gzip {
+		req.Header["Accept-Encoding"] = "gzip"
+	}
+	c := newConn(base, 10*time.Second)
+	sample, err := c.do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", o.path, err)
+	}
+	c.close()
+	if sample.Status != http.StatusOK {
+		return nil, fmt.Errorf("GET %s answered %d", o.path, sample.Status)
+	}
+	bare, stop, err := startBare(ctx, sample)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+
+	res := &sideResult{Path: o.path, Connections: o.conns, Bytes: len(sample.Body)}
+	ratios := make([]float64, 0, o.rounds)
+	for i := 0; i < o.rounds && ctx.Err() == nil; i++ {
+		// Alternate which goes first so neither always gets the
+		// warmer (or the more contended) half of a round.
+		first, second := base, bare
+		if i%2 == 1 {
+			first, second = bare, base
+		}
+		a := hammer(ctx, first, req, o.conns, o.warmup, o.dur)
+		b := hammer(ctx, second, req, o.conns, o.warmup, o.dur)
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		if a.failed > 0 || b.failed > 0 {
+			return nil, fmt.Errorf("round %d: %d failed requests to the server, %d to the bare handler", i+1, a.failed, b.failed)
+		}
+		r := sideRound{ServerRPS: a.rps, BareRPS: b.rps, Ratio: a.rps / b.rps}
+		fmt.Fprintf(os.Stderr, "loadgen: round %d: server %.0f/s, bare %.0f/s, ratio %.3f\n", i+1, r.ServerRPS, r.BareRPS, r.Ratio)
+		res.Rounds = append(res.Rounds, r)
+		ratios = append(ratios, r.Ratio)
+	}
+	res.MedianRatio = median(ratios)
+	return res, ctx.Err()
+}
+
+type hammerResult struct {
+	rps    float64
+	failed int64
+}
+
+// hammer sends req on conns keep-alive connections to target, first for
+// warmup unmeasured, then for dur, and counts the 200 answers.
+func hammer(ctx context.Context, target *url.URL, req *request, conns int, warmup, dur time.Duration) hammerResult {
+	var ok, failed atomic.Int64
+	var measuring atomic.Bool
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newConn(target, 10*time.Second)
+			defer c.close()
+			for ctx.Err() == nil {
+				res, err := c.do(req)
+				if !measuring.Load() {
+					continue
+				}
+				if err != nil || res.Status != http.StatusOK {
+					failed.Add(1)
+					continue
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	time.Sleep(warmup)
+	ok.Store(0)
+	failed.Store(0)
+	measuring.Store(true)
+	start := time.Now()
+	time.Sleep(dur)
+	n, f := ok.Load(), failed.Load()
+	elapsed := time.Since(start)
+	cancel()
+	wg.Wait()
+	return hammerResult{rps: float64(n) / elapsed.Seconds(), failed: f}
+}
+
+// bareHeaders are the response headers the bare handler copies.
+var bareHeaders = []string{"Content-Type", "Content-Encoding", "Content-Length", "Etag", "Cache-Control", "Vary",
+	"X-Content-Type-Options", "X-Request-Id"}
+
+// startBare runs `loadgen bare` in a child process, serving sample, and
+// returns its base URL and a function that stops it.
+func startBare(ctx context.Context, sample *response) (*url.URL, func(), error) {
+	f, err := os.CreateTemp("", "loadgen-bare-*.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.Remove(f.Name())
+	header := map[string]string{}
+	for _, k := range bareHeaders {
+		if v := sample.Header.Get(k); v != "" {
+			header[k] = v
+		}
+	}
+	err = json.NewEncoder(f).Encode(bareResponse{Header: header, Body: sample.Body})
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, "bare", "-addr", "127.0.0.1:0", "-response", f.Name())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() } //nolint:errcheck // the child is ours to end
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("bare handler did not start: %w", err)
+	}
+	u, err := url.Parse("http://" + strings.TrimSpace(line))
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return u, stop, nil
+}
+
+// bareResponse is what the bare handler serves.
+type bareResponse struct {
+	Header map[string]string `json:"header"`
+	Body   []byte            `json:"body"`
+}
+
+// runBare serves one fixed response to every request with nothing but
+// net/http, printing its address on stdout once it listens.
+func runBare(args []string) int {
+	fs := flag.NewFlagSet("loadgen bare", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	file := fs.String("response", "", "the response to serve (JSON written by `loadgen side`)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	raw, err := os.ReadFile(*file)
+	var br bareResponse
+	if err == nil {
+		err = json.Unmarshal(raw, &br)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen bare:", err)
+		return 2
+	}
+	br.Header["Content-Length"] = strconv.Itoa(len(br.Body))
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen bare:", err)
+		return 2
+	}
+	fmt.Println(ln.Addr().String())
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hd := w.Header()
+		for k, v := range br.Header {
+			hd.Set(k, v)
+		}
+		w.Write(br.Body) //nolint:errcheck // the client went away
+	})
+	err = http.Serve(ln, h)
+	fmt.Fprintln(os.Stderr, "loadgen bare:", err)
+	return 1
+}
+
+func printSide(w io.Writer, res *sideResult) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "GET %s (%d bytes), %d connections: server vs a bare net/http handler serving the same bytes\n",
+		res.Path, res.Bytes, res.Connections)
+	fmt.Fprintln(tw, "round\tserver req/s\tbare req/s\tratio\t")
+	for i, r := range res.Rounds {
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t\n", i+1, r.ServerRPS, r.BareRPS, r.Ratio)
+	}
+	tw.Flush()
+	rs := make([]float64, len(res.Rounds))
+	for i, r := range res.Rounds {
+		rs[i] = r.Ratio
+	}
+	slices.Sort(rs)
+	fmt.Fprintf(w, "median ratio %.3f (rounds: %v)\n", res.MedianRatio, rs)
+}
