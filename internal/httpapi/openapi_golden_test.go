@@ -18,14 +18,10 @@ func TestOpenAPIGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, docs.openapi, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	pretty.WriteByte('\n')
+	pretty := append(indentJSON(t, docs.openapi), '\n')
 	path := filepath.Join("testdata", "openapi.json")
 	if *update {
-		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, pretty, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -34,8 +30,18 @@ func TestOpenAPIGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./internal/httpapi -run TestOpenAPI -update to create it)", err)
 	}
-	if !bytes.Equal(pretty.Bytes(), want) {
+	if !bytes.Equal(pretty, want) {
 		t.Errorf("the served OpenAPI document differs from %s; if the change is intended, run\n"+
 			"  go test ./internal/httpapi -run TestOpenAPI -update\nand review the diff", path)
 	}
+}
+
+// indentJSON returns doc indented by two spaces, for files people diff.
+func indentJSON(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
