@@ -28,11 +28,11 @@ func TestOpenAPIGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/httpapi -run TestOpenAPI -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/httpapi -run 'TestOpenAPI|TestContract' -update to create it)", err)
 	}
 	if !bytes.Equal(pretty, want) {
 		t.Errorf("the served OpenAPI document differs from %s; if the change is intended, run\n"+
-			"  go test ./internal/httpapi -run TestOpenAPI -update\nand review the diff", path)
+			"  go test ./internal/httpapi -run 'TestOpenAPI|TestContract' -update\nand review the diff", path)
 	}
 }
 
