@@ -22,6 +22,7 @@ require (
 	github.com/urfave/negroni/v3 v3.1.2
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/crypto v0.58.0
+	golang.org/x/image v0.47.0
 	golang.org/x/text v0.43.0
 	modernc.org/sqlite v1.61.1
 	sigs.k8s.io/yaml v1.6.0

@@ -2,10 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +22,7 @@ func newMapCmd(e *env) *cobra.Command {
 		Long: "Maps are generated from a size (short: 32×18 with 2 lanes, long: 48×27 with 3) and a\n" +
 			"64-bit seed; the same size, seed and generator version always give the same map.",
 	}
-	cmd.AddCommand(newMapGenerateCmd(e), newMapAnalyzeCmd(e), newMapPlaceCmd(e))
+	cmd.AddCommand(newMapGenerateCmd(e), newMapAnalyzeCmd(e), newMapPlaceCmd(e), newMapRenderCmd(e))
 	return cmd
 }
 
@@ -53,7 +52,8 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 			"character per cell, coloured on a terminal unless NO_COLOR is set:\n\n" +
 			"  .  empty      #  lane      X  lanes overlap   +  build cell\n" +
 			"  A  spawn of lane 0 (B lane 1, C lane 2)         G  goal\n\n" +
-			"--format json prints the layout as served by GET /api/matchmaking/queues.",
+			"--format json prints the layout as served by GET /api/matchmaking/queues; svg and png\n" +
+			"draw the designers' picture described under `map render`, --scale pixels per cell.",
 		Example: "  platformctl map generate --size short --seed 42\n" +
 			"  platformctl map generate --size long --seed 7 --format png -o long-7.png",
 		Args: cobra.NoArgs,
@@ -66,6 +66,9 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 			var buf bytes.Buffer
 			if out != "" {
 				w = &buf
+			}
+			if scale < gamemap.MinScale || scale > gamemap.MaxScale {
+				return usagef("--scale must be between %d and %d, got %d", gamemap.MinScale, gamemap.MaxScale, scale)
 			}
 			l := gamemap.Generate(sz, seed)
 			switch format {
@@ -86,24 +89,21 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 					return err
 				}
 			case "svg":
-				if err := gamemap.SVG(w, l); err != nil {
-					return err
+				if err := gamemap.SVG(w, l, gamemap.RenderOptions{Scale: scale}); err != nil {
+					return usagef("%v", err)
 				}
 			case "png":
 				if out == "" && isTerminal(e.stdout) {
 					return usagef("refusing to write PNG to a terminal; use -o FILE or redirect stdout")
 				}
-				if err := gamemap.PNG(w, l, scale); err != nil {
+				if err := gamemap.PNG(w, l, gamemap.RenderOptions{Scale: scale}); err != nil {
 					return usagef("%v", err)
 				}
 			default:
 				return usagef("--format must be one of ascii, json, svg, png; got %q", format)
 			}
 			if out != "" {
-				if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-					return withExit(ExitFailure, err)
-				}
-				fmt.Fprintf(e.stderr, "wrote %s map %d (%s) to %s\n", sz, seed, format, out)
+				return writeOutput(e, out, buf.Bytes(), fmt.Sprintf("%s map %d (%s)", sz, seed, format))
 			}
 			return nil
 		},
@@ -112,7 +112,8 @@ func newMapGenerateCmd(e *env) *cobra.Command {
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "map seed, 0 to 18446744073709551615")
 	cmd.Flags().StringVar(&format, "format", "ascii", "output format: ascii, json, svg or png")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to FILE instead of stdout")
-	cmd.Flags().IntVar(&scale, "scale", 16, "PNG pixels per cell")
+	cmd.Flags().IntVar(&scale, "scale", gamemap.DefaultScale,
+		fmt.Sprintf("pixels per cell of a PNG or SVG, %d to %d", gamemap.MinScale, gamemap.MaxScale))
 	cmd.MarkFlagRequired("size") //nolint:errcheck // the flag exists
 	cmd.MarkFlagRequired("seed") //nolint:errcheck // the flag exists
 	return cmd
@@ -153,6 +154,7 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 		seed            uint64
 		workers         int
 		output          *string
+		pic             pictureFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze (--size S --seed N | --in layout.json | --size S --seeds A-B)",
@@ -163,9 +165,12 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 			"With --seeds A-B, analyse every seed from A to B on all cores and print a summary of path\n" +
 			"and build cells, route lengths and the imbalance between lanes (longest minus shortest\n" +
 			"route); --output json or csv lists every seed instead, in seed order, for spreadsheets.\n" +
-			"A progress bar is drawn on stderr when it is a terminal.",
+			"A progress bar is drawn on stderr when it is a terminal.\n\n" +
+			"--render FILE also draws the map (with --seed or --in) as a PNG or SVG picture, as\n" +
+			"`map render` does, whether or not it has problems.",
 		Example: "  platformctl map analyze --size short --seed 42\n" +
 			"  platformctl map analyze --in my-layout.json --output json\n" +
+			"  platformctl map analyze --in my-layout.json --render my-layout.png\n" +
 			"  platformctl map analyze --size short --seeds 1-100000 --output csv > short.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -181,6 +186,9 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 			if set != 1 {
 				return usagef("give exactly one of --seed, --in and --seeds")
 			}
+			if err := pic.check("render"); err != nil {
+				return err
+			}
 			if in != "" {
 				if cmd.Flags().Changed("size") {
 					return usagef("--size does not apply to --in; the layout names its size")
@@ -189,13 +197,16 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return analyzeOne(e, l, *output)
+				return analyzeAndDraw(e, l, *output, &pic)
 			}
 			sz, err := parseSizeFlag(size)
 			if err != nil {
 				return err
 			}
 			if seeds != "" {
+				if pic.path != "" {
+					return usagef("--render draws one map; use it with --seed or --in, not --seeds")
+				}
 				from, to, err := parseSeedRange(seeds)
 				if err != nil {
 					return err
@@ -205,7 +216,7 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 				}
 				return sweep(cmd.Context(), e, sweepSpec{size: sz, from: from, to: to, workers: workers, output: *output})
 			}
-			return analyzeOne(e, gamemap.Generate(sz, seed), *output)
+			return analyzeAndDraw(e, gamemap.Generate(sz, seed), *output, &pic)
 		},
 	}
 	cmd.Flags().StringVar(&size, "size", "", "map size: short or long (with --seed or --seeds)")
@@ -214,27 +225,40 @@ func newMapAnalyzeCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&seeds, "seeds", "", "analyse every seed of the inclusive range A-B")
 	cmd.Flags().IntVar(&workers, "workers", defaultWorkers(), "goroutines analysing a range")
 	output = addOutputFlag(cmd, outputCSV)
+	pic.add(cmd, "render", "also draw the map to FILE, a .png or .svg")
 	return cmd
+}
+
+// analyzeAndDraw draws the picture, if asked, before the analysis, whose
+// problems fail the command.
+func analyzeAndDraw(e *env, l gamemap.MapLayout, output string, pic *pictureFlags) error {
+	if err := pic.draw(e, l, nil); err != nil {
+		return err
+	}
+	return analyzeOne(e, l, output)
 }
 
 const outputCSV = "csv"
 
+// readLayout reads a layout strictly: any mistake in the JSON is a usage
+// error naming the file and where in it.
 func readLayout(e *env, path string) (gamemap.MapLayout, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(e.stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, err := readInput(e, path)
 	if err != nil {
 		return gamemap.MapLayout{}, usagef("read layout: %v", err)
 	}
 	l, err := gamemap.ParseLayout(data)
 	if err != nil {
-		return gamemap.MapLayout{}, usagef("%s is not a layout: %v", path, err)
+		return gamemap.MapLayout{}, usagef("layout %s: %v", displayName(path), err)
 	}
 	return l, nil
+}
+
+func displayName(path string) string {
+	if path == "-" {
+		return "on stdin"
+	}
+	return path
 }
 
 func parseSeedRange(s string) (uint64, uint64, error) {
@@ -305,10 +329,11 @@ func optLen(n *int) string {
 
 func newMapPlaceCmd(e *env) *cobra.Command {
 	var (
-		size, kind, in, existing string
-		seed                     uint64
-		x, y                     int
-		output                   *string
+		src            layoutSource
+		kind, existing string
+		x, y           int
+		output         *string
+		pic            pictureFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "place --size S --seed N --kind tower|trap --x X --y Y",
@@ -316,75 +341,47 @@ func newMapPlaceCmd(e *env) *cobra.Command {
 		Long: "Towers stand on build cells, traps on lane cells outside spawn and goal footprints,\n" +
 			"never two on one cell, and no trap may leave a lane without a route for small or large\n" +
 			"units. --existing names a JSON list of placements already standing, like\n" +
-			"[{\"kind\":\"trap\",\"cell\":{\"x\":5,\"y\":7}}].\n\n" +
+			"[{\"kind\":\"trap\",\"cell\":{\"x\":5,\"y\":7}}]. --render FILE draws the map with the standing\n" +
+			"placements and, when accepted, the new one, as `map render` does.\n\n" +
 			"Exit status: 0 accepted, 1 refused, 2 usage error (including an invalid layout).",
-		Example: "  platformctl map place --size short --seed 42 --kind trap --x 10 --y 6",
-		Args:    cobra.NoArgs,
+		Example: "  platformctl map place --size short --seed 42 --kind trap --x 10 --y 6\n" +
+			"  platformctl map place --in my-layout.json --existing placed.json --kind tower --x 3 --y 4 --render check.png",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(*output); err != nil {
 				return err
 			}
-			var l gamemap.MapLayout
-			switch {
-			case in != "" && (cmd.Flags().Changed("size") || cmd.Flags().Changed("seed")):
-				return usagef("give either --in or --size and --seed")
-			case in != "":
-				var err error
-				if l, err = readLayout(e, in); err != nil {
-					return err
-				}
-			case !cmd.Flags().Changed("seed"):
-				return usagef("--seed is required (or --in)")
-			default:
-				sz, err := parseSizeFlag(size)
-				if err != nil {
-					return err
-				}
-				l = gamemap.Generate(sz, seed)
+			if err := pic.check("render"); err != nil {
+				return err
+			}
+			l, err := src.layout(cmd, e)
+			if err != nil {
+				return err
 			}
 			if kind != string(gamemap.Tower) && kind != string(gamemap.Trap) {
 				return usagef("--kind must be tower or trap, got %q", kind)
 			}
-			var standing []gamemap.Placement
-			if existing != "" {
-				data, err := os.ReadFile(existing)
-				if err != nil {
-					return usagef("read placements: %v", err)
-				}
-				if err := json.Unmarshal(data, &standing); err != nil {
-					return usagef("%s is not a JSON list of placements: %v", existing, err)
-				}
+			standing, err := readPlacements(e, "--existing", existing)
+			if err != nil {
+				return err
 			}
 			p := gamemap.Placement{Kind: gamemap.StructureKind(kind), Cell: gamemap.GridPoint{X: x, Y: y}}
-			err := gamemap.ValidatePlacement(l, standing, p)
+			err = gamemap.ValidatePlacement(l, standing, p)
 			pe, refused := platform.As(err)
 			if err != nil && (!refused || pe.Kind != platform.KindUnprocessable) {
 				return err // an invalid layout or placements file: exit 2
 			}
-			if *output == outputJSON {
-				v := struct {
-					Accepted bool   `json:"accepted"`
-					Code     string `json:"code,omitempty"`
-					Message  string `json:"message,omitempty"`
-				}{Accepted: err == nil}
-				if err != nil {
-					v.Code, v.Message = pe.Code, pe.Message
-				}
-				if werr := writeJSON(e.stdout, v); werr != nil {
-					return werr
-				}
-			} else if err == nil {
-				fmt.Fprintf(e.stdout, "accepted: %s at (%d,%d)\n", kind, x, y)
+			drawn := standing
+			if err == nil {
+				drawn = append(slices.Clip(standing), p)
 			}
-			if err != nil {
-				return withExit(ExitFailure, err) // the refusal is the stderr line
+			if derr := pic.draw(e, l, drawn); derr != nil {
+				return derr
 			}
-			return nil
+			return reportPlacement(e, *output, p, err, pe)
 		},
 	}
-	cmd.Flags().StringVar(&size, "size", "", "map size: short or long")
-	cmd.Flags().Uint64Var(&seed, "seed", 0, "map seed")
-	cmd.Flags().StringVar(&in, "in", "", "check against the layout in this JSON file instead (- for stdin)")
+	src.add(cmd)
 	cmd.Flags().StringVar(&kind, "kind", "", "tower or trap")
 	cmd.Flags().IntVar(&x, "x", 0, "column, from 0 at the left")
 	cmd.Flags().IntVar(&y, "y", 0, "row, from 0 at the top")
@@ -393,5 +390,30 @@ func newMapPlaceCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("x")    //nolint:errcheck // the flag exists
 	cmd.MarkFlagRequired("y")    //nolint:errcheck // the flag exists
 	output = addOutputFlag(cmd)
+	pic.add(cmd, "render", "also draw the map with the placements to FILE, a .png or .svg")
 	return cmd
+}
+
+// reportPlacement prints the verdict; a refusal (err, as pe) fails the
+// command with exit 1.
+func reportPlacement(e *env, output string, p gamemap.Placement, err error, pe *platform.Error) error {
+	if output == outputJSON {
+		v := struct {
+			Accepted bool   `json:"accepted"`
+			Code     string `json:"code,omitempty"`
+			Message  string `json:"message,omitempty"`
+		}{Accepted: err == nil}
+		if err != nil {
+			v.Code, v.Message = pe.Code, pe.Message
+		}
+		if werr := writeJSON(e.stdout, v); werr != nil {
+			return werr
+		}
+	} else if err == nil {
+		fmt.Fprintf(e.stdout, "accepted: %s at (%d,%d)\n", p.Kind, p.Cell.X, p.Cell.Y)
+	}
+	if err != nil {
+		return withExit(ExitFailure, err) // the refusal is the stderr line
+	}
+	return nil
 }

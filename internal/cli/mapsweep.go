@@ -3,13 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/gamemap"
@@ -40,8 +39,7 @@ type mapRow struct {
 func rowOf(seed uint64, a gamemap.MapLayoutAnalysis) mapRow {
 	r := mapRow{seed: seed, valid: a.Valid, path: a.PathCellCount, build: a.BuildCellCount, overlap: a.OverlapCellCount,
 		lanes: min(len(a.Routes), gamemap.MaxLanes)}
-	r.smallImb, r.largeImb = imbalance(a.Routes, func(x gamemap.RouteLength) *int { return x.SmallUnitLength }),
-		imbalance(a.Routes, func(x gamemap.RouteLength) *int { return x.LargeUnitLength })
+	r.smallImb, r.largeImb = a.Imbalance(false), a.Imbalance(true)
 	for i := range r.lanes {
 		r.small[i], r.large[i] = -1, -1
 		if n := a.Routes[i].SmallUnitLength; n != nil {
@@ -61,119 +59,27 @@ func rowOf(seed uint64, a gamemap.MapLayoutAnalysis) mapRow {
 	return r
 }
 
-// imbalance is the longest minus the shortest route, -1 if one is missing.
-func imbalance(rs []gamemap.RouteLength, get func(gamemap.RouteLength) *int) int {
-	lo, hi := math.MaxInt, -1
-	for _, r := range rs {
-		n := get(r)
-		if n == nil {
-			return -1
-		}
-		lo, hi = min(lo, *n), max(hi, *n)
-	}
-	if hi < 0 {
-		return -1
-	}
-	return hi - lo
-}
-
-// sweepChunk is how many seeds one worker takes at a time.
-const sweepChunk = 1024
-
-// sweep analyses every seed of the range on spec.workers goroutines and
-// writes the rows in seed order: chunks are handed out in order, finished
-// chunks wait until every earlier one is written, and at most a few chunks
-// per worker are in flight, so memory stays flat for any range.
+// sweep analyses every seed of the range with gamemap.Sweep and writes
+// the rows in seed order as they arrive, then the summary.
 func sweep(ctx context.Context, e *env, spec sweepSpec) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	chunk := spec.chunk
-	if chunk == 0 {
-		chunk = sweepChunk
-	}
-	chunks := (spec.to-spec.from)/chunk + 1
-	total := spec.to - spec.from + 1 // 0 when the range is all of uint64
-	type result struct {
-		idx  uint64
-		rows []mapRow
-	}
-	jobs := make(chan uint64)
-	results := make(chan result, spec.workers)
-	slots := make(chan struct{}, 2*spec.workers)
-	var wg sync.WaitGroup
-	for range spec.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for idx := range jobs {
-				first := spec.from + idx*chunk
-				n := chunk
-				if spec.to-first < n-1 {
-					n = spec.to - first + 1
-				}
-				rows := make([]mapRow, n)
-				for i := range rows {
-					seed := first + uint64(i)
-					_, a := gamemap.GenerateAnalyzed(spec.size, seed)
-					rows[i] = rowOf(seed, a)
-				}
-				select {
-				case results <- result{idx, rows}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for idx := uint64(0); idx < chunks; idx++ {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- idx:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(results) }()
-
-	spec0, _ := spec.size.Spec()
-	out := newSweepWriter(e.stdout, spec, spec0)
-	progress := newProgress(e.stderr, total)
-	pending := map[uint64][]mapRow{}
-	next := uint64(0)
-	var writeErr error
-	for res := range results {
-		pending[res.idx] = res.rows
-		for rows, ok := pending[next]; ok && writeErr == nil; rows, ok = pending[next] {
-			delete(pending, next)
-			for i := range rows {
-				out.add(&rows[i])
-			}
-			progress.add(len(rows))
-			next++
-			<-slots
-			if writeErr = out.err(); writeErr != nil {
-				cancel() // stdout is gone (a closed pipe, say): stop analysing
-			}
-		}
-	}
+	grid, _ := spec.size.Spec()
+	out := newSweepWriter(e.stdout, spec, grid)
+	progress := newProgress(e.stderr, spec.to-spec.from+1) // 0 when the range is all of uint64
+	sum, err := gamemap.Sweep(ctx, spec.size, spec.from, spec.to, gamemap.SweepOptions{Workers: spec.workers, Chunk: spec.chunk},
+		func(seed uint64, a gamemap.MapLayoutAnalysis) error {
+			r := rowOf(seed, a)
+			out.add(&r)
+			progress.add(1)
+			return out.err() // stdout is gone (a closed pipe, say): stop analysing
+		})
 	progress.done()
-	if writeErr != nil {
-		return withExit(ExitFailure, fmt.Errorf("write results: %w", writeErr))
+	if errors.Is(err, gamemap.ErrSweepStopped) {
+		return withExit(ExitFailure, fmt.Errorf("analysis %w", err))
 	}
-	if err := ctx.Err(); err != nil || next != chunks {
-		if err == nil {
-			err = context.Canceled
-		}
-		return withExit(ExitFailure, fmt.Errorf("analysis stopped after %d of %d chunks: %w", next, chunks, err))
+	if err != nil {
+		return withExit(ExitFailure, fmt.Errorf("write results: %w", err))
 	}
-	return out.finish()
+	return out.finish(sum)
 }
 
 // sweepWriter streams rows as JSON or CSV and keeps the summary.
@@ -181,62 +87,14 @@ type sweepWriter struct {
 	w       *bufio.Writer
 	spec    sweepSpec
 	grid    gamemap.SizeSpec
-	stats   []metric
 	count   int
 	invalid int
 	buf     []byte
 	csv     *csvWriter
 }
 
-// metric is an exact distribution of small non-negative integers.
-type metric struct {
-	name     string
-	hist     []int64
-	n, sum   int64
-	min, max int
-}
-
-func (m *metric) add(v int) {
-	if v < 0 {
-		return
-	}
-	if v >= len(m.hist) {
-		m.hist = append(m.hist, make([]int64, v+1-len(m.hist))...)
-	}
-	if m.n == 0 || v < m.min {
-		m.min = v
-	}
-	m.max = max(m.max, v)
-	m.hist[v]++
-	m.n++
-	m.sum += int64(v)
-}
-
-// median is the lower median.
-func (m *metric) median() int {
-	var seen int64
-	for v, c := range m.hist {
-		seen += c
-		if seen >= (m.n+1)/2 {
-			return v
-		}
-	}
-	return 0
-}
-
 func newSweepWriter(w io.Writer, spec sweepSpec, grid gamemap.SizeSpec) *sweepWriter {
 	s := &sweepWriter{w: bufio.NewWriterSize(w, 64<<10), spec: spec, grid: grid}
-	names := []string{"path cells", "build cells", "overlap cells"}
-	for i := range grid.Lanes {
-		names = append(names, fmt.Sprintf("small route, lane %d", i))
-	}
-	for i := range grid.Lanes {
-		names = append(names, fmt.Sprintf("large route, lane %d", i))
-	}
-	names = append(names, "small route imbalance", "large route imbalance")
-	for _, n := range names {
-		s.stats = append(s.stats, metric{name: n, hist: make([]int64, 0, 128)})
-	}
 	switch spec.output {
 	case outputJSON:
 		fmt.Fprintf(s.w, "{\n  \"size\": %q,\n  \"version\": %d,\n  \"from\": \"%d\",\n  \"to\": \"%d\",\n  \"maps\": [", spec.size, gamemap.Version, spec.from, spec.to)
@@ -255,18 +113,6 @@ func (s *sweepWriter) err() error {
 func (s *sweepWriter) add(r *mapRow) {
 	if !r.valid {
 		s.invalid++
-	}
-	vals := make([]int, 0, 16)
-	vals = append(vals, r.path, r.build, r.overlap)
-	for i := range s.grid.Lanes {
-		vals = append(vals, laneValue(r, r.small[:], i))
-	}
-	for i := range s.grid.Lanes {
-		vals = append(vals, laneValue(r, r.large[:], i))
-	}
-	vals = append(vals, r.smallImb, r.largeImb)
-	for i, v := range vals {
-		s.stats[i].add(v)
 	}
 	switch s.spec.output {
 	case outputJSON:
@@ -335,16 +181,16 @@ func appendOpt(b []byte, n int) []byte {
 	return strconv.AppendInt(b, int64(n), 10)
 }
 
-func (s *sweepWriter) finish() error {
+func (s *sweepWriter) finish(sum gamemap.SweepSummary) error {
 	switch s.spec.output {
 	case outputJSON:
 		fmt.Fprintf(s.w, "\n  ],\n  \"summary\": {\"maps\": %d, \"invalid\": %d, \"metrics\": [", s.count, s.invalid)
-		for i := range s.stats {
-			m := &s.stats[i]
+		for i := range sum.Metrics {
+			m := &sum.Metrics[i]
 			if i > 0 {
 				s.w.WriteString(",")
 			}
-			fmt.Fprintf(s.w, "\n    {\"metric\": %q, \"min\": %d, \"p50\": %d, \"mean\": %s, \"max\": %d}", m.name, m.min, m.median(), s.mean(m), m.max)
+			fmt.Fprintf(s.w, "\n    {\"metric\": %q, \"min\": %d, \"p50\": %d, \"mean\": %s, \"max\": %d}", m.Name, m.Min, m.Median(), mean(m), m.Max)
 		}
 		s.w.WriteString("\n  ]}\n}\n")
 	case outputCSV:
@@ -356,14 +202,14 @@ func (s *sweepWriter) finish() error {
 		if err := s.w.Flush(); err != nil {
 			return err
 		}
-		rows := make([][]string, 0, len(s.stats))
-		for i := range s.stats {
-			m := &s.stats[i]
-			if m.n == 0 {
-				rows = append(rows, []string{m.name, "-", "-", "-", "-"})
+		rows := make([][]string, 0, len(sum.Metrics))
+		for i := range sum.Metrics {
+			m := &sum.Metrics[i]
+			if m.N == 0 {
+				rows = append(rows, []string{m.Name, "-", "-", "-", "-"})
 				continue
 			}
-			rows = append(rows, []string{m.name, strconv.Itoa(m.min), strconv.Itoa(m.median()), s.mean(m), strconv.Itoa(m.max)})
+			rows = append(rows, []string{m.Name, strconv.Itoa(m.Min), strconv.Itoa(m.Median()), mean(m), strconv.Itoa(m.Max)})
 		}
 		if err := writeTable(s.w, []string{"METRIC", "MIN", "P50", "MEAN", "MAX"}, rows); err != nil {
 			return err
@@ -378,13 +224,10 @@ func (s *sweepWriter) finish() error {
 	return nil
 }
 
-// mean formats the mean with one decimal, computed in integers.
-func (s *sweepWriter) mean(m *metric) string {
-	if m.n == 0 {
-		return "0.0"
-	}
-	tenths := (m.sum*10*2 + m.n) / (2 * m.n) // rounded half up
-	return fmt.Sprintf("%d.%d", tenths/10, tenths%10)
+// mean formats the mean with one decimal.
+func mean(m *gamemap.Distribution) string {
+	t := m.MeanTenths()
+	return fmt.Sprintf("%d.%d", t/10, t%10)
 }
 
 // csvWriter writes one CSV row per map; every field is a number, a word

@@ -163,3 +163,18 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseLayout is the strict decoder; compare with BenchmarkDecodeJSON.
+func BenchmarkParseLayout(b *testing.B) {
+	data, err := json.Marshal(Generate(Long, 42))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	defer benchcpu.Report(b)()
+	for b.Loop() {
+		if _, err := ParseLayout(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

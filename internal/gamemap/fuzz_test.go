@@ -1,11 +1,15 @@
 package gamemap
 
 import (
+	"io"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/platform"
 )
+
+// fuzzPlaces are drawn on fuzzed layouts: inside, outside and of no kind.
+var fuzzPlaces = []Placement{{Tower, GridPoint{1, 1}}, {Trap, GridPoint{0, 0}}, {Trap, GridPoint{-1, 300}}, {"wall", GridPoint{2, 0}}}
 
 // FuzzAnalyze feeds arbitrary JSON to the analyzer. Whatever decodes must
 // analyse without panicking, deterministically, with the documented shape:
@@ -38,7 +42,8 @@ func FuzzAnalyze(f *testing.F) {
 		if again := Analyze(l); !analysesEqual(a, again) {
 			t.Fatalf("two analyses differ")
 		}
-		ASCII(l) //nolint:errcheck // must not panic; errors are fine
+		ASCII(l)                                                  //nolint:errcheck // must not panic; errors are fine
+		SVG(io.Discard, l, RenderOptions{Placements: fuzzPlaces}) //nolint:errcheck // must not panic; errors are fine
 		if a.Valid {
 			if _, err := NewBoard(l); err != nil {
 				t.Fatalf("NewBoard of a valid layout: %v", err)

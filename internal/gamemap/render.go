@@ -1,17 +1,12 @@
 package gamemap
 
 import (
-	"bufio"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"io"
 	"strings"
 )
 
-// Glyphs used by ASCII, one per cell. SVG and PNG draw the same grid in the
-// colours of GlyphColor.
+// Glyphs used by ASCII, one per cell, coloured on a terminal with
+// GlyphColor. PNG and SVG draw a fuller picture (see PNG).
 const (
 	GlyphEmpty   = '.'
 	GlyphPath    = '#'
@@ -116,78 +111,6 @@ func ASCII(l MapLayout, placements ...Placement) (string, error) {
 		b.WriteByte('\n')
 	}
 	return b.String(), nil
-}
-
-// SVGCellSize is the side of one cell in SVG user units.
-const SVGCellSize = 16
-
-// SVG writes the layout as an SVG image, one rectangle per run of equal
-// cells in a row. The output is deterministic text.
-func SVG(w io.Writer, l MapLayout, placements ...Placement) error {
-	g, err := glyphs(l, placements)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	s := SVGCellSize
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" shape-rendering="crispEdges">`+"\n",
-		l.Width*s, l.Height*s, l.Width*s, l.Height*s)
-	fmt.Fprintf(bw, "<title>%s map, seed %d, version %d</title>\n", escapeXML(string(l.Size)), l.Seed, l.Version)
-	fmt.Fprintf(bw, `<rect width="%d" height="%d" fill="%s"/>`+"\n", l.Width*s, l.Height*s, GlyphColor(GlyphEmpty))
-	for y := range l.Height {
-		row := g[y*l.Width : (y+1)*l.Width]
-		for x := 0; x < len(row); {
-			end := x + 1
-			for end < len(row) && row[end] == row[x] {
-				end++
-			}
-			if row[x] != GlyphEmpty {
-				fmt.Fprintf(bw, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n",
-					x*s, y*s, (end-x)*s, s, GlyphColor(row[x]))
-			}
-			x = end
-		}
-	}
-	bw.WriteString("</svg>\n")
-	return bw.Flush()
-}
-
-// PNG writes the layout as a PNG image with scale×scale pixels per cell.
-func PNG(w io.Writer, l MapLayout, scale int, placements ...Placement) error {
-	if scale < 1 || scale > 64 {
-		return fmt.Errorf("render: scale must be between 1 and 64, got %d", scale)
-	}
-	g, err := glyphs(l, placements)
-	if err != nil {
-		return err
-	}
-	var pal color.Palette
-	index := map[byte]uint8{}
-	for _, b := range g {
-		if _, ok := index[b]; !ok {
-			index[b] = uint8(len(pal))
-			pal = append(pal, hexColor(GlyphColor(b)))
-		}
-	}
-	img := image.NewPaletted(image.Rect(0, 0, l.Width*scale, l.Height*scale), pal)
-	for y := range l.Height {
-		for x := range l.Width {
-			ci := index[g[y*l.Width+x]]
-			for py := y * scale; py < (y+1)*scale; py++ {
-				row := img.Pix[py*img.Stride:]
-				for px := x * scale; px < (x+1)*scale; px++ {
-					row[px] = ci
-				}
-			}
-		}
-	}
-	return png.Encode(w, img)
-}
-
-func hexColor(s string) color.RGBA {
-	var r, g, b uint8
-	fmt.Sscanf(s, "#%02x%02x%02x", &r, &g, &b)
-	return color.RGBA{r, g, b, 0xff}
 }
 
 func escapeXML(s string) string {

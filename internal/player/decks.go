@@ -224,9 +224,9 @@ func deckInvalid(problems []DeckProblem) error {
 		Message: "The deck breaks the rules: " + msg, Details: map[string]any{"problems": problems}}
 }
 
-// cleanDeckName trims a deck name and rejects control characters and
+// CleanDeckName trims a deck name and rejects control characters and
 // overlong names.
-func cleanDeckName(name string) (string, error) {
+func CleanDeckName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
 		return "", platform.Invalid("name", "must be printable text")
@@ -244,7 +244,7 @@ func (s *Service) ImportDeck(ctx context.Context, playerID uuid.UUID, in ImportD
 	if strings.TrimSpace(in.Code) == "" {
 		return nil, platform.Invalid("code", "is required")
 	}
-	name, err := cleanDeckName(in.Name)
+	name, err := CleanDeckName(in.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -125,18 +125,11 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 	}
 }
 
-// signUp creates a player through the services, on the server's own
-// database and configuration, and returns the Cookie header of its
-// session — what a browser holds after signing up. It publishes the
-// embedded content first (idempotently), as an operator does on
-// PostgreSQL, so that the player routes have a catalog.
-func (p *serveProc) signUp(t *testing.T) string {
-	t.Helper()
-	cookie, _ := p.signUpWithEmail(t)
-	return cookie
-}
-
-// signUpWithEmail is signUp, also returning the player's email address.
+// signUpWithEmail creates a player through the services, on the server's
+// own database and configuration, and returns the Cookie header of its
+// session — what a browser holds after signing up — and the player's email
+// address. It publishes the embedded content first (idempotently), as an
+// operator does on PostgreSQL, so that the player routes have a catalog.
 func (p *serveProc) signUpWithEmail(t *testing.T) (cookie, email string) {
 	t.Helper()
 	ctx := context.Background()

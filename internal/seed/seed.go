@@ -301,126 +301,190 @@ func (s *Seeder) seedWorld(ctx context.Context, tx Tx, cat *player.Catalog, w *W
 	if err != nil {
 		return nil, err
 	}
-	var items []Item
-	ids := map[string]uuid.UUID{}
-	record := func(item, ref, action, note string) error {
-		items = append(items, Item{Item: item, Action: action, Note: note})
-		return tx.RecordLedger(ctx, item, ref, now)
+	run := &worldRun{seeder: s, tx: tx, cat: cat, ledger: ledger, ids: map[string]uuid.UUID{}, now: now}
+	if err := run.players(ctx, w.Players, users); err != nil {
+		return nil, err
 	}
-	var ps []Problem
-	for _, p := range w.Players {
-		key := account.NicknameKey(p.Nickname)
-		item := playerItem(p.Nickname)
-		if ref, done := ledger[item]; done {
-			items = append(items, Item{Item: item, Action: ActionDone})
-			if id, err := uuid.Parse(ref); err == nil {
-				ids[key] = id
-			}
-			continue
-		}
-		u := users[key]
-		if u == nil {
-			return nil, fmt.Errorf("fixture player %s was not prepared", p.Nickname)
-		}
-		existing, err := tx.PlayerIDByEmail(ctx, u.Email)
-		if err != nil {
-			return nil, err
-		}
-		if existing != uuid.Nil {
-			// Someone signed up with this email: use the account, change nothing in it.
-			ids[key] = existing
-			if err := record(item, existing.String(), ActionSkipped, "an account with this email exists; it is used as is"); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		switch _, err := tx.PlayerByNickname(ctx, key); {
-		case err == nil:
-			ps = append(ps, Problem{File: FileWorld, Path: "players", Message: fmt.Sprintf("nickname %q belongs to another account", p.Nickname)})
-			continue
-		case !errors.Is(err, player.ErrNotFound):
-			return nil, err
-		}
-		if err := tx.InsertUser(ctx, u); err != nil {
-			return nil, err
-		}
-		ids[key] = u.ID
-		var decks []player.FixtureDeck
-		for _, d := range p.Decks {
-			cards, err := cat.ResolveSpec(d.DeckSpec)
-			if err != nil {
-				return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
-			}
-			decks = append(decks, player.FixtureDeck{Name: strings.TrimSpace(d.Name), Cards: cards, Default: d.Default})
-		}
-		if err := s.players.SeedPlayerTx(ctx, tx, cat, u.ID, decks); err != nil {
-			return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
-		}
-		if err := record(item, u.ID.String(), ActionApplied, ""); err != nil {
-			return nil, err
-		}
+	if err := run.relations(ctx, w); err != nil {
+		return nil, err
 	}
-	if len(ps) > 0 {
-		return nil, invalid(ps)
+	if err := run.lobbies(ctx, w.Lobbies); err != nil {
+		return nil, err
 	}
+	return run.items, nil
+}
 
-	relation := func(kind, a, b, state string) error {
-		item := "world/" + kind + "/" + account.NicknameKey(a) + "+" + account.NicknameKey(b)
-		if _, done := ledger[item]; done {
-			items = append(items, Item{Item: item, Action: ActionDone})
-			return nil
+// worldRun is one application of the world inside the seeding transaction.
+type worldRun struct {
+	seeder *Seeder
+	tx     Tx
+	cat    *player.Catalog
+	ledger map[string]string    // items applied by earlier runs -> their ref
+	ids    map[string]uuid.UUID // nickname key -> player id
+	items  []Item
+	now    time.Time
+}
+
+// done reports whether an earlier run applied item, listing it as done.
+func (r *worldRun) done(item string) bool {
+	if _, ok := r.ledger[item]; !ok {
+		return false
+	}
+	r.items = append(r.items, Item{Item: item, Action: ActionDone})
+	return true
+}
+
+// record lists item with its action and writes it to the ledger.
+func (r *worldRun) record(ctx context.Context, item, ref, action, note string) error {
+	r.items = append(r.items, Item{Item: item, Action: action, Note: note})
+	return r.tx.RecordLedger(ctx, item, ref, r.now)
+}
+
+// id returns the player id of a sample player's nickname.
+func (r *worldRun) id(nickname string) uuid.UUID { return r.ids[account.NicknameKey(nickname)] }
+
+// players creates the sample players no earlier run created. A nickname
+// that belongs to someone else fails the whole run, listing every clash.
+func (r *worldRun) players(ctx context.Context, players []WorldPlayer, users map[string]*account.User) error {
+	var ps []Problem
+	for _, p := range players {
+		item := playerItem(p.Nickname)
+		if ref, ok := r.ledger[item]; ok {
+			r.done(item)
+			if id, err := uuid.Parse(ref); err == nil {
+				r.ids[account.NicknameKey(p.Nickname)] = id
+			}
+			continue
 		}
-		applied, err := s.players.SeedRelationTx(ctx, tx, ids[account.NicknameKey(a)], ids[account.NicknameKey(b)], state)
+		clash, err := r.player(ctx, item, p, users[account.NicknameKey(p.Nickname)])
 		if err != nil {
 			return err
 		}
-		if !applied {
-			return record(item, "", ActionSkipped, "the players already have a relationship")
+		if clash {
+			ps = append(ps, Problem{File: FileWorld, Path: "players", Message: fmt.Sprintf("nickname %q belongs to another account", p.Nickname)})
 		}
-		return record(item, "", ActionApplied, "")
 	}
+	if len(ps) > 0 {
+		return invalid(ps)
+	}
+	return nil
+}
+
+// player applies one sample player: an existing account with the email is
+// used as is; otherwise the account is created with its decks. It reports
+// a clash when the nickname belongs to another account.
+func (r *worldRun) player(ctx context.Context, item string, p WorldPlayer, u *account.User) (clash bool, err error) {
+	if u == nil {
+		return false, fmt.Errorf("fixture player %s was not prepared", p.Nickname)
+	}
+	key := account.NicknameKey(p.Nickname)
+	existing, err := r.tx.PlayerIDByEmail(ctx, u.Email)
+	if err != nil {
+		return false, err
+	}
+	if existing != uuid.Nil {
+		r.ids[key] = existing
+		return false, r.record(ctx, item, existing.String(), ActionSkipped, "an account with this email exists; it is used as is")
+	}
+	switch _, err := r.tx.PlayerByNickname(ctx, key); {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, player.ErrNotFound):
+		return false, err
+	}
+	if err := r.tx.InsertUser(ctx, u); err != nil {
+		return false, err
+	}
+	r.ids[key] = u.ID
+	decks, err := r.decks(p)
+	if err != nil {
+		return false, err
+	}
+	if err := r.seeder.players.SeedPlayerTx(ctx, r.tx, r.cat, u.ID, decks); err != nil {
+		return false, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
+	}
+	return false, r.record(ctx, item, u.ID.String(), ActionApplied, "")
+}
+
+// decks resolves a sample player's fixture decks against the catalog.
+func (r *worldRun) decks(p WorldPlayer) ([]player.FixtureDeck, error) {
+	var decks []player.FixtureDeck
+	for _, d := range p.Decks {
+		cards, err := r.cat.ResolveSpec(d.DeckSpec)
+		if err != nil {
+			return nil, fmt.Errorf("fixture player %s: %w", p.Nickname, err)
+		}
+		decks = append(decks, player.FixtureDeck{Name: strings.TrimSpace(d.Name), Cards: cards, Default: d.Default})
+	}
+	return decks, nil
+}
+
+// relations applies friendships, requests and blocks.
+func (r *worldRun) relations(ctx context.Context, w *World) error {
 	for _, f := range w.Friendships {
 		a, b := f[0], f[1]
 		if account.NicknameKey(a) > account.NicknameKey(b) {
 			a, b = b, a
 		}
-		if err := relation("friendship", a, b, player.StateFriend); err != nil {
-			return nil, err
+		if err := r.relation(ctx, "friendship", a, b, player.StateFriend); err != nil {
+			return err
 		}
 	}
-	for _, r := range w.Requests {
-		if err := relation("request", r.From, r.To, player.StateOutgoing); err != nil {
-			return nil, err
+	for _, q := range w.Requests {
+		if err := r.relation(ctx, "request", q.From, q.To, player.StateOutgoing); err != nil {
+			return err
 		}
 	}
 	for _, b := range w.Blocks {
-		if err := relation("block", b.By, b.Target, player.StateBlocked); err != nil {
-			return nil, err
+		if err := r.relation(ctx, "block", b.By, b.Target, player.StateBlocked); err != nil {
+			return err
 		}
 	}
-	lobbies := slices.Clone(w.Lobbies)
+	return nil
+}
+
+// relation applies one relationship from a to b unless the players
+// already have one.
+func (r *worldRun) relation(ctx context.Context, kind, a, b, state string) error {
+	item := "world/" + kind + "/" + account.NicknameKey(a) + "+" + account.NicknameKey(b)
+	if r.done(item) {
+		return nil
+	}
+	applied, err := r.seeder.players.SeedRelationTx(ctx, r.tx, r.id(a), r.id(b), state)
+	if err != nil {
+		return err
+	}
+	if !applied {
+		return r.record(ctx, item, "", ActionSkipped, "the players already have a relationship")
+	}
+	return r.record(ctx, item, "", ActionApplied, "")
+}
+
+// lobbies opens the sample lobbies, in id order, unless a member is
+// already in a lobby.
+func (r *worldRun) lobbies(ctx context.Context, lobbies []WorldLobby) error {
+	lobbies = slices.Clone(lobbies)
 	sort.SliceStable(lobbies, func(i, j int) bool { return lobbies[i].ID < lobbies[j].ID })
 	for _, l := range lobbies {
 		item := "world/lobby/" + l.ID
-		if _, done := ledger[item]; done {
-			items = append(items, Item{Item: item, Action: ActionDone})
+		if r.done(item) {
 			continue
 		}
 		members := make([]uuid.UUID, len(l.Members))
 		for i, m := range l.Members {
-			members[i] = ids[account.NicknameKey(m)]
+			members[i] = r.id(m)
 		}
-		applied, err := s.players.SeedLobbyTx(ctx, tx, ids[account.NicknameKey(l.Host)], l.Queue, l.Visibility, members)
+		applied, err := r.seeder.players.SeedLobbyTx(ctx, r.tx, r.id(l.Host), l.Queue, l.Visibility, members)
 		if err != nil {
-			return nil, fmt.Errorf("fixture lobby %s: %w", l.ID, err)
+			return fmt.Errorf("fixture lobby %s: %w", l.ID, err)
 		}
 		action, note := ActionApplied, ""
 		if !applied {
 			action, note = ActionSkipped, "a member is already in a lobby"
 		}
-		if err := record(item, "", action, note); err != nil {
-			return nil, err
+		if err := r.record(ctx, item, "", action, note); err != nil {
+			return err
 		}
 	}
-	return items, nil
+	return nil
 }

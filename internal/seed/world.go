@@ -79,131 +79,166 @@ func pairKey(a, b string) string {
 
 // validate checks the world against the catalog and the queues: account
 // rules, unknown players, one relationship per pair, deck legality, lobby
-// sizes and ranked decks.
+// sizes and ranked decks. The rules themselves belong to account and
+// player; validate only says where in the file each one is broken.
 func (w *World) validate(content *player.Content, queues player.Queues) []player.Problem {
-	var ps problems
-	cat := content.Index()
-	known := map[string]*WorldPlayer{}
-	emails := map[string]bool{}
-	validDefault := map[string]bool{}
-	starterDefault := slices.ContainsFunc(content.StarterDecks, func(d player.StarterDeck) bool { return d.Default })
+	c := &worldCheck{
+		world:          w,
+		content:        content,
+		cat:            content.Index(),
+		queues:         queues,
+		known:          map[string]bool{},
+		emails:         map[string]bool{},
+		pairs:          map[string]string{},
+		starterDefault: slices.ContainsFunc(content.StarterDecks, func(d player.StarterDeck) bool { return d.Default }),
+	}
 	for i := range w.Players {
-		p := &w.Players[i]
-		path := fmt.Sprintf("players[%d]", i)
-		if err := account.ValidateNickname(p.Nickname); err != nil {
-			ps.Add(path+".nickname", "%s", problemText(err))
-		} else if known[account.NicknameKey(p.Nickname)] != nil {
-			ps.Add(path+".nickname", "duplicate nickname %q", p.Nickname)
-		}
-		known[account.NicknameKey(p.Nickname)] = p
-		if err := account.ValidateName(p.Name); err != nil {
-			ps.Add(path+".name", "%s", problemText(err))
-		}
-		email := account.NormalizeEmail(p.Email)
-		if !account.ValidEmail(email) {
-			ps.Add(path+".email", "%q is not an email address", p.Email)
-		} else if emails[email] {
-			ps.Add(path+".email", "duplicate email %q", p.Email)
-		}
-		emails[email] = true
-		if err := account.CheckPassword(p.Password); err != nil {
-			ps.Add(path+".password", "%s", problemText(err))
-		}
-		if p.PasswordHash != "" {
-			if err := account.CheckHash(p.PasswordHash); err != nil {
-				ps.Add(path+".passwordHash", "%v; expected an argon2id PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key)", err)
-			}
-		}
-		validDefault[account.NicknameKey(p.Nickname)] = starterDefault
-		codes, defaults := map[string]bool{}, 0
-		for j, d := range p.Decks {
-			dp := fmt.Sprintf("%s.decks[%d]", path, j)
-			if strings.TrimSpace(d.Name) == "" || len([]rune(d.Name)) > player.MaxDeckNameLen {
-				ps.Add(dp+".name", "must be 1-%d characters", player.MaxDeckNameLen)
-			}
-			cards, err := cat.ResolveSpec(d.DeckSpec)
-			if err != nil {
-				ps.Add(dp, "%v", err)
-				continue
-			}
-			for _, prob := range cat.CheckDeck(cards) {
-				ps.Add(dp, "%s", prob.Message)
-			}
-			code, _ := player.EncodeDeck(cards)
-			if codes[code] {
-				ps.Add(dp, "is the same deck as an earlier one")
-			}
-			codes[code] = true
-			if d.Default {
-				defaults++
-			}
-		}
-		if defaults > 1 {
-			ps.Add(path+".decks", "at most one deck can be the default, found %d", defaults)
-		}
-		if n := len(p.Decks) + len(content.StarterDecks); n > player.DefaultLimits.MaxDecks {
-			ps.Add(path+".decks", "with the starter decks the player would have %d decks, above the limit of %d", n, player.DefaultLimits.MaxDecks)
+		c.player(fmt.Sprintf("players[%d]", i), &w.Players[i])
+	}
+	c.relations()
+	c.lobbies()
+	return c.ps
+}
+
+// worldCheck is one validation pass over a world, collecting problems.
+type worldCheck struct {
+	world          *World
+	content        *player.Content
+	cat            *player.Catalog
+	queues         player.Queues
+	ps             problems
+	known          map[string]bool   // nickname keys seen so far
+	emails         map[string]bool   // normalised emails seen so far
+	pairs          map[string]string // pairKey -> kind of relationship
+	starterDefault bool              // the starter decks include a default
+}
+
+// player checks one sample player's account fields and decks.
+func (c *worldCheck) player(path string, p *WorldPlayer) {
+	key := account.NicknameKey(p.Nickname)
+	if err := account.ValidateNickname(p.Nickname); err != nil {
+		c.ps.Add(path+".nickname", "%s", problemText(err))
+	} else if c.known[key] {
+		c.ps.Add(path+".nickname", "duplicate nickname %q", p.Nickname)
+	}
+	c.known[key] = true
+	if err := account.ValidateName(p.Name); err != nil {
+		c.ps.Add(path+".name", "%s", problemText(err))
+	}
+	email := account.NormalizeEmail(p.Email)
+	if !account.ValidEmail(email) {
+		c.ps.Add(path+".email", "%q is not an email address", p.Email)
+	} else if c.emails[email] {
+		c.ps.Add(path+".email", "duplicate email %q", p.Email)
+	}
+	c.emails[email] = true
+	if err := account.CheckPassword(p.Password); err != nil {
+		c.ps.Add(path+".password", "%s", problemText(err))
+	}
+	if p.PasswordHash != "" {
+		if err := account.CheckHash(p.PasswordHash); err != nil {
+			c.ps.Add(path+".passwordHash", "%v; expected an argon2id PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key)", err)
 		}
 	}
-	ref := func(path, nick string) bool {
-		if known[account.NicknameKey(nick)] == nil {
-			ps.Add(path, "unknown player %q", nick)
-			return false
+	c.decks(path, p.Decks)
+}
+
+// decks checks a sample player's decks as importing them would: names,
+// legality, duplicates, one default and the deck limit.
+func (c *worldCheck) decks(path string, decks []WorldDeck) {
+	codes, defaults := map[string]bool{}, 0
+	for j, d := range decks {
+		dp := fmt.Sprintf("%s.decks[%d]", path, j)
+		if _, err := player.CleanDeckName(d.Name); err != nil || strings.TrimSpace(d.Name) == "" {
+			c.ps.Add(dp+".name", "must be 1-%d printable characters", player.MaxDeckNameLen)
 		}
-		return true
-	}
-	pairs := map[string]string{}
-	pair := func(path, kind, a, b string) {
-		okA, okB := ref(path, a), ref(path, b)
-		if !okA || !okB {
-			return
-		}
-		if account.NicknameKey(a) == account.NicknameKey(b) {
-			ps.Add(path, "a player cannot be in a %s with themselves", kind)
-			return
-		}
-		if prev, dup := pairs[pairKey(a, b)]; dup {
-			ps.Add(path, "%s and %s already have a %s in this file", a, b, prev)
-			return
-		}
-		pairs[pairKey(a, b)] = kind
-	}
-	for i, f := range w.Friendships {
-		path := fmt.Sprintf("friendships[%d]", i)
-		if len(f) != 2 {
-			ps.Add(path, "must name exactly two players")
+		cards, err := c.cat.ResolveSpec(d.DeckSpec)
+		if err != nil {
+			c.ps.Add(dp, "%v", err)
 			continue
 		}
-		pair(path, "friendship", f[0], f[1])
+		for _, prob := range c.cat.CheckDeck(cards) {
+			c.ps.Add(dp, "%s", prob.Message)
+		}
+		code, _ := player.EncodeDeck(cards)
+		if codes[code] {
+			c.ps.Add(dp, "is the same deck as an earlier one")
+		}
+		codes[code] = true
+		if d.Default {
+			defaults++
+		}
 	}
-	for i, r := range w.Requests {
-		pair(fmt.Sprintf("requests[%d]", i), "friend request", r.From, r.To)
+	if defaults > 1 {
+		c.ps.Add(path+".decks", "at most one deck can be the default, found %d", defaults)
 	}
-	for i, b := range w.Blocks {
-		pair(fmt.Sprintf("blocks[%d]", i), "block", b.By, b.Target)
+	if n := len(decks) + len(c.content.StarterDecks); n > player.DefaultLimits.MaxDecks {
+		c.ps.Add(path+".decks", "with the starter decks the player would have %d decks, above the limit of %d", n, player.DefaultLimits.MaxDecks)
 	}
+}
 
+// ref reports whether nick names a sample player, adding a problem if not.
+func (c *worldCheck) ref(path, nick string) bool {
+	if !c.known[account.NicknameKey(nick)] {
+		c.ps.Add(path, "unknown player %q", nick)
+		return false
+	}
+	return true
+}
+
+// pair records one relationship of kind between a and b: both must be
+// sample players, distinct, and without another relationship in the file.
+func (c *worldCheck) pair(path, kind, a, b string) {
+	okA, okB := c.ref(path, a), c.ref(path, b)
+	switch {
+	case !okA || !okB:
+	case account.NicknameKey(a) == account.NicknameKey(b):
+		c.ps.Add(path, "a player cannot be in a %s with themselves", kind)
+	case c.pairs[pairKey(a, b)] != "":
+		c.ps.Add(path, "%s and %s already have a %s in this file", a, b, c.pairs[pairKey(a, b)])
+	default:
+		c.pairs[pairKey(a, b)] = kind
+	}
+}
+
+// relations checks friendships, requests and blocks.
+func (c *worldCheck) relations() {
+	for i, f := range c.world.Friendships {
+		path := fmt.Sprintf("friendships[%d]", i)
+		if len(f) != 2 {
+			c.ps.Add(path, "must name exactly two players")
+			continue
+		}
+		c.pair(path, "friendship", f[0], f[1])
+	}
+	for i, r := range c.world.Requests {
+		c.pair(fmt.Sprintf("requests[%d]", i), "friend request", r.From, r.To)
+	}
+	for i, b := range c.world.Blocks {
+		c.pair(fmt.Sprintf("blocks[%d]", i), "block", b.By, b.Target)
+	}
+}
+
+// lobbies checks the open lobbies: ids, queues, visibilities, and members
+// as joining would (one lobby each, no block with the host, a valid
+// default deck for ranked queues, the party size).
+func (c *worldCheck) lobbies() {
 	ids, inLobby := map[string]bool{}, map[string]string{}
-	for i, l := range w.Lobbies {
+	for i, l := range c.world.Lobbies {
 		path := fmt.Sprintf("lobbies[%d]", i)
 		switch {
 		case !lobbyID.MatchString(l.ID) || len(l.ID) > 40:
-			ps.Add(path+".id", "%q is not a lower-case slug", l.ID)
+			c.ps.Add(path+".id", "%q is not a lower-case slug", l.ID)
 		case ids[l.ID]:
-			ps.Add(path+".id", "duplicate id %q", l.ID)
+			c.ps.Add(path+".id", "duplicate id %q", l.ID)
 		}
 		ids[l.ID] = true
-		var q *player.Queue
-		for _, cand := range queues.Queues() {
-			if cand.ID == l.Queue {
-				q = &cand
-			}
-		}
+		q := c.queue(l.Queue)
 		if q == nil {
-			ps.Add(path+".queue", "unknown queue %q", l.Queue)
+			c.ps.Add(path+".queue", "unknown queue %q", l.Queue)
 		}
 		if !slices.Contains(player.LobbyVisibilities, l.Visibility) {
-			ps.Add(path+".visibility", "%q is not a visibility (public, friends, private)", l.Visibility)
+			c.ps.Add(path+".visibility", "%q is not a visibility (public, friends, private)", l.Visibility)
 		}
 		everyone := append([]string{l.Host}, l.Members...)
 		for j, nick := range everyone {
@@ -211,26 +246,41 @@ func (w *World) validate(content *player.Content, queues player.Queues) []player
 			if j > 0 {
 				mp = fmt.Sprintf("%s.members[%d]", path, j-1)
 			}
-			if !ref(mp, nick) {
-				continue
-			}
-			key := account.NicknameKey(nick)
-			if other, dup := inLobby[key]; dup {
-				ps.Add(mp, "%s is already in lobby %s; a player is in one lobby at a time", nick, other)
-			}
-			inLobby[key] = l.ID
-			if j > 0 && pairs[pairKey(l.Host, nick)] == "block" {
-				ps.Add(mp, "%s and the host %s block each other", nick, l.Host)
-			}
-			if q != nil && q.RequiresValidDeck && !w.hasValidDefault(cat, key, validDefault[key]) {
-				ps.Add(mp, "%s has no valid default deck, which queue %s requires", nick, q.ID)
-			}
+			c.member(mp, l, q, nick, j == 0, inLobby)
 		}
 		if q != nil && len(everyone) > q.PartySize {
-			ps.Add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize, q.ID)
+			c.ps.Add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize, q.ID)
 		}
 	}
-	return ps
+}
+
+// member checks one player of lobby l; inLobby maps each nickname key
+// placed so far to its lobby id.
+func (c *worldCheck) member(path string, l WorldLobby, q *player.Queue, nick string, host bool, inLobby map[string]string) {
+	if !c.ref(path, nick) {
+		return
+	}
+	key := account.NicknameKey(nick)
+	if other, dup := inLobby[key]; dup {
+		c.ps.Add(path, "%s is already in lobby %s; a player is in one lobby at a time", nick, other)
+	}
+	inLobby[key] = l.ID
+	if !host && c.pairs[pairKey(l.Host, nick)] == "block" {
+		c.ps.Add(path, "%s and the host %s block each other", nick, l.Host)
+	}
+	if q != nil && q.RequiresValidDeck && !c.world.hasValidDefault(c.cat, key, c.starterDefault) {
+		c.ps.Add(path, "%s has no valid default deck, which queue %s requires", nick, q.ID)
+	}
+}
+
+// queue returns the queue preset with id, or nil.
+func (c *worldCheck) queue(id string) *player.Queue {
+	for _, q := range c.queues.Queues() {
+		if q.ID == id {
+			return &q
+		}
+	}
+	return nil
 }
 
 // hasValidDefault reports whether the player's default deck — their own

@@ -137,9 +137,6 @@ func uniqueViolation(err error, key string) bool {
 	return false
 }
 
-// isUniqueViolation reports whether err is any unique-constraint violation.
-func isUniqueViolation(err error) bool { return uniqueViolation(err, "") }
-
 // mapError turns connection failures into SERVICE_UNAVAILABLE so callers
 // answer 503 instead of 500 while the database is down; other errors pass
 // through unchanged.

@@ -148,11 +148,6 @@ func parseGoBench(r io.Reader) ([]benchResult, error) {
 	return out, nil
 }
 
-func atof(s string) float64 {
-	v, _ := strconv.ParseFloat(s, 64)
-	return v
-}
-
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -392,14 +391,4 @@ func (r *runner) drive(ctx context.Context, sc *Scenario, users []*vuser, dur ti
 		}()
 	}
 	wg.Wait()
-}
-
-// stepIndex finds a step by name, for targets that name one.
-func stepIndex(sc *Scenario, name string) int {
-	for i := range sc.Steps {
-		if strings.EqualFold(sc.Steps[i].name, name) {
-			return i
-		}
-	}
-	return -1
 }
