@@ -107,7 +107,7 @@ func TestValidateNewUserReportsEveryField(t *testing.T) {
 	if !ok || pe.Code != platform.CodeValidation {
 		t.Fatalf("err = %v, want VALIDATION_ERROR", err)
 	}
-	fields, _ := pe.Details["fields"].(map[string]any)
+	fields := pe.Fields
 	for _, f := range []string{"email", "name", "nickname", "password"} {
 		if _, ok := fields[f]; !ok {
 			t.Errorf("details.fields lacks %q: %v", f, fields)

@@ -182,23 +182,24 @@ func readLine(r io.Reader) (string, error) {
 	return line, nil
 }
 
-// flagNames rewrites the field names of a validation error as the
-// command's flags, so "newEmail: is required" reads "--new-email: is required".
+// fieldFlags names the command-line input behind each request field.
+var fieldFlags = map[string]string{"newEmail": "--new-email", "callbackURL": "--callback-url",
+	"newPassword": "the new password (stdin)", "user": "--user", "type": "--type", "name": "--name", "nickname": "--nickname"}
+
+// flagNames words a validation error in the command's flags, so the field
+// problem "newEmail: is required" reads "--new-email: is required".
 func flagNames(err error) error {
 	pe, ok := platform.As(err)
-	if !ok || pe.Code != platform.CodeValidation {
+	if !ok || len(pe.Fields) == 0 {
 		return err
 	}
-	msg := pe.Message
-	for field, flag := range map[string]string{"newEmail": "--new-email", "callbackURL": "--callback-url",
-		"newPassword": "the new password (stdin)", "user": "--user", "type": "--type", "name": "--name", "nickname": "--nickname"} {
-		if strings.HasPrefix(msg, field+":") {
-			msg = flag + msg[len(field):]
-			break
-		}
+	field, problem := pe.Fields.First()
+	flag, ok := fieldFlags[field]
+	if !ok {
+		return err
 	}
 	c := *pe
-	c.Message = msg
+	c.Message = flag + ": " + problem
 	return &c
 }
 

@@ -188,6 +188,14 @@ func TestRateLimits(t *testing.T) {
 		if r.Status != 429 || r.Code() != "RATE_LIMITED" || secs < 1 || secs > 20 || r.Header.Get("X-Retry-After") != r.Header.Get("Retry-After") {
 			t.Fatalf("4th attempt = %d %s, Retry-After %q X-Retry-After %q", r.Status, r.Body, r.Header.Get("Retry-After"), r.Header.Get("X-Retry-After"))
 		}
+		var body struct {
+			Details struct {
+				RetryAfterSeconds int `json:"retryAfterSeconds"`
+			} `json:"details"`
+		}
+		if r.Decode(t, &body); body.Details.RetryAfterSeconds != secs {
+			t.Fatalf("details.retryAfterSeconds = %d, want %d as in Retry-After: %s", body.Details.RetryAfterSeconds, secs, r.Body)
+		}
 		// Sign-up has its own budget; reads are never limited.
 		for range 50 {
 			if r := p.Client.Do("GET", "/api/auth/player/get-session", nil); r.Status != 200 {

@@ -14,7 +14,8 @@ import (
 
 // The OpenAPI document is assembled from one YAML fragment per area so that
 // each area documents its own routes and schemas next to the others. A
-// fragment may hold `paths` and `components`; base.yaml holds the rest.
+// fragment may hold `tags` (declaring the tags its operations use), `paths`
+// and `components`; 00-base.yaml holds the rest.
 //
 //go:embed openapi/*.yaml
 var openapiFragments embed.FS
@@ -75,12 +76,17 @@ func assembleOpenAPI(fsys fs.FS) (map[string]any, error) {
 	return doc, nil
 }
 
-// mergeFragment copies frag into doc. Top-level keys other than paths and
-// components may appear in one fragment only; paths and each components
-// section are merged key by key, and a key defined twice is an error.
+// mergeFragment copies frag into doc. Top-level keys other than tags, paths
+// and components may appear in one fragment only; tags are appended in
+// fragment order, paths and each components section are merged key by key,
+// and a tag or key defined twice is an error.
 func mergeFragment(doc, frag map[string]any, name string) error {
 	for key, val := range frag {
 		switch key {
+		case "tags":
+			if err := mergeTags(doc, val, name); err != nil {
+				return err
+			}
 		case "paths":
 			if err := mergeKeys(doc, "paths", val, name); err != nil {
 				return err
@@ -104,6 +110,29 @@ func mergeFragment(doc, frag map[string]any, name string) error {
 			doc[key] = val
 		}
 	}
+	return nil
+}
+
+func mergeTags(doc map[string]any, val any, name string) error {
+	tags, ok := val.([]any)
+	if !ok {
+		return fmt.Errorf("openapi fragment %s: tags must be a list", name)
+	}
+	have, _ := doc["tags"].([]any)
+	for _, t := range tags {
+		tag, _ := t.(map[string]any)
+		tagName, _ := tag["name"].(string)
+		if tagName == "" {
+			return fmt.Errorf("openapi fragment %s: a tag needs a name", name)
+		}
+		for _, h := range have {
+			if h.(map[string]any)["name"] == tagName {
+				return fmt.Errorf("openapi fragment %s: tag %q is already defined", name, tagName)
+			}
+		}
+		have = append(have, tag)
+	}
+	doc["tags"] = have
 	return nil
 }
 

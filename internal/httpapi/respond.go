@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -105,14 +107,43 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	if pe.Kind == platform.KindUnavailable {
 		log.WarnContext(r.Context(), "dependency unavailable", "request_id", RequestID(r.Context()), "error", err)
-		w.Header().Set("Retry-After", "1")
+		if pe.RetryAfter <= 0 {
+			c := *pe
+			c.RetryAfter = time.Second
+			pe = &c
+		}
 	}
 	if pe.RetryAfter > 0 {
-		secs := strconv.Itoa(int((pe.RetryAfter + 999_999_999) / 1_000_000_000))
+		secs := strconv.Itoa(retryAfterSeconds(pe.RetryAfter))
 		w.Header().Set("Retry-After", secs)
 		w.Header().Set("X-Retry-After", secs)
 	}
-	respond(w, statusOf(pe.Kind), errorBody{Code: pe.Code, Message: pe.Message, Details: pe.Details})
+	respond(w, statusOf(pe.Kind), errorBody{Code: pe.Code, Message: pe.Message, Details: errorDetails(pe)})
+}
+
+// errorDetails is the details object of pe as the ErrorDetails schema
+// documents it: the service's details, the problem per field, and the
+// wait the Retry-After header also gives.
+func errorDetails(pe *platform.Error) map[string]any {
+	if len(pe.Fields) == 0 && pe.RetryAfter <= 0 {
+		return pe.Details
+	}
+	details := maps.Clone(pe.Details)
+	if details == nil {
+		details = make(map[string]any, 2)
+	}
+	if len(pe.Fields) > 0 {
+		details["fields"] = pe.Fields
+	}
+	if pe.RetryAfter > 0 {
+		details["retryAfterSeconds"] = retryAfterSeconds(pe.RetryAfter)
+	}
+	return details
+}
+
+// retryAfterSeconds rounds d up to whole seconds, as Retry-After counts.
+func retryAfterSeconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
 }
 
 // validator is implemented by request bodies that check their own fields.

@@ -5,6 +5,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -46,6 +47,10 @@ type Error struct {
 	Kind    Kind
 	Code    string
 	Message string
+	// Fields holds the problem per input field (by its JSON name) of a
+	// VALIDATION_ERROR; the API shows it as details.fields.
+	Fields FieldErrors
+	// Details are further facts a client can act on, by stable key.
 	Details map[string]any
 	// RetryAfter, when set, tells the caller how long to wait (rate limits).
 	RetryAfter time.Duration
@@ -98,27 +103,29 @@ func (f FieldErrors) Add(field, problem string) {
 	}
 }
 
+// First returns the alphabetically first field with a problem, and the
+// problem; two empty strings when there is none.
+func (f FieldErrors) First() (field, problem string) {
+	for k := range f {
+		if field == "" || k < field {
+			field = k
+		}
+	}
+	return field, f[field]
+}
+
 // Err returns nil when there are no problems, else a VALIDATION_ERROR whose
-// message names the first field (alphabetically) and whose details list all.
+// message names the first field (alphabetically) and whose Fields list all.
 func (f FieldErrors) Err() error {
 	if len(f) == 0 {
 		return nil
 	}
-	first := ""
-	for k := range f {
-		if first == "" || k < first {
-			first = k
-		}
-	}
-	fields := make(map[string]any, len(f))
-	for k, v := range f {
-		fields[k] = v
-	}
+	field, problem := f.First()
 	return &Error{
 		Kind:    KindInvalid,
 		Code:    CodeValidation,
-		Message: fmt.Sprintf("%s: %s", first, f[first]),
-		Details: map[string]any{"fields": fields},
+		Message: field + ": " + problem,
+		Fields:  maps.Clone(f),
 	}
 }
 

@@ -146,7 +146,7 @@ func TestDisabledQueuesAndFriendsLobbies(t *testing.T) {
 	wantCode(t, err, player.CodeQueueDisabled)
 	_, err = env.Players.CreateLobby(ctx, p, player.CreateLobbyInput{Queue: "nope", Visibility: "nope"})
 	pe, _ := platform.As(err)
-	if pe == nil || pe.Code != platform.CodeValidation || len(pe.Details["fields"].(map[string]any)) != 2 {
+	if pe == nil || pe.Code != platform.CodeValidation || len(pe.Fields) != 2 {
 		t.Fatalf("two bad fields: %v", err)
 	}
 }

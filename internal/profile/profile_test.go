@@ -320,7 +320,7 @@ func TestPasswordChangeValidation(t *testing.T) {
 			err := e.profiles.RequestPasswordChange(ctx, p.User, tc.in)
 			wantCode(t, err, tc.code)
 			pe, _ := platform.As(err)
-			if _, ok := pe.Details["fields"].(map[string]any)[tc.field]; !ok {
+			if _, ok := pe.Fields[tc.field]; !ok {
 				t.Fatalf("error %v does not name %s", err, tc.field)
 			}
 		})

@@ -186,10 +186,8 @@ func addFieldProblems(fields platform.FieldErrors, err error) {
 	if !ok {
 		return
 	}
-	if fs, ok := pe.Details["fields"].(map[string]any); ok {
-		for k, v := range fs {
-			fields.Add(k, fmt.Sprint(v))
-		}
+	for field, problem := range pe.Fields {
+		fields.Add(field, problem)
 	}
 }
 

@@ -303,12 +303,8 @@ func (w *World) hasValidDefault(cat *player.Catalog, key string, starterDefault 
 // problemText is the message of a validation error without its field name.
 func problemText(err error) string {
 	if pe, ok := platform.As(err); ok {
-		if fields, ok := pe.Details["fields"].(map[string]any); ok {
-			for _, v := range fields {
-				if s, ok := v.(string); ok {
-					return s
-				}
-			}
+		if _, problem := pe.Fields.First(); problem != "" {
+			return problem
 		}
 		return pe.Message
 	}
