@@ -94,6 +94,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 	}()
 	s := &Server{URL: base, App: a, Config: cfg, logs: logs}
 	tb.Cleanup(func() {
+		a.Events.Wait(context.Background()) // streams never end on their own
 		hs.Close()
 		stop()
 		<-workersDone

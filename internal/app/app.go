@@ -21,6 +21,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
@@ -73,6 +74,11 @@ type App struct {
 	Now func() time.Time
 	// Metrics is the Prometheus registry served on PLATFORM_METRICS_ADDR.
 	Metrics *prometheus.Registry
+	// Events holds the players' event streams; services publish the
+	// changes they commit through eventPub.
+	Events         *events.Hub
+	eventPub       *events.Publisher
+	eventTransport events.Transport
 
 	httpMetrics *httpapi.Metrics
 }
@@ -120,6 +126,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		db.Close()
 		return nil, err
 	}
+	a.buildEventTransport()
 	a.Auth = auth.NewService(db.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
@@ -135,12 +142,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
 		},
 		AnonymousMailFloor: anonymousMailFloor,
+		Watcher:            a.eventPub,
 	}, a.Now)
 	a.buildPlayer()
+	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
+		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer})
 	a.Matchmaking = matchmaking.New(a.LiveOps)
 	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
-		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour}, a.Now)
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: time.Hour, Watcher: a.eventPub}, a.Now)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -172,11 +182,27 @@ func (a *App) buildPlayer() {
 	limits := player.DefaultLimits
 	limits.MaxFriends = a.Config.FriendLimit
 	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
-		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now})
+		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now, Events: a.eventPub})
 	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
 	a.System.AddMeta("social", player.StateMachine())
 	a.System.AddMeta("deckCode", player.DeckCodeInfo())
 	a.System.AddMeta("lobby", player.LobbyInfo())
+}
+
+// eventBuffer is how many events a stream may have waiting for a slow
+// client before it is closed as lagging.
+const eventBuffer = 16
+
+// buildEventTransport picks how change notices reach every serve process:
+// PostgreSQL LISTEN/NOTIFY when several processes may share the database,
+// an in-process channel on the embedded SQLite database.
+func (a *App) buildEventTransport() {
+	if a.DB.Dialect() == store.Postgres {
+		a.eventTransport = events.NewPostgres(a.DB.SQL(), a.Config.DatabaseURL, a.Log)
+	} else {
+		a.eventTransport = events.NewLocal()
+	}
+	a.eventPub = events.NewPublisher(a.eventTransport, a.Log)
 }
 
 // lobbyQueues shows lobbies the matchmaking queue presets: a lobby's
@@ -324,6 +350,9 @@ func (a *App) Handler() http.Handler {
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
+		Events:      a.Events,
+		StreamTimings: httpapi.StreamTimings{
+			Heartbeat: a.Config.EventsHeartbeat, WriteTimeout: a.Config.EventsWriteTimeout, Retry: a.Config.EventsRetry},
 	})
 }
 
@@ -335,6 +364,7 @@ func (a *App) Run(ctx context.Context) error {
 	workers.Go(func() { a.MailWorker.Run(ctx) })
 	workers.Go(func() { a.closeIdleLobbies(ctx) })
 	workers.Go(func() { a.pruneProfileChanges(ctx) })
+	workers.Go(func() { a.Events.Run(ctx) })
 	<-ctx.Done()
 	workers.Wait()
 	return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/ratelimit"
@@ -80,42 +81,68 @@ type Client struct {
 	UserAgent string
 }
 
-// Store persists sessions. SessionByTokenHash returns ErrSessionNotFound
-// for an unknown hash.
+// Store persists sessions and mailed tokens. SessionByTokenHash returns
+// ErrSessionNotFound for an unknown hash. Writes that go together (a
+// sign-up's user and session, a reset's password, revocations and notice)
+// run as steps of one Tx in InTx.
 type Store interface {
-	CreateUserWithSession(ctx context.Context, u *account.User, s *Session) error
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+
 	InsertSession(ctx context.Context, s *Session) error
 	SessionByTokenHash(ctx context.Context, tokenHash string) (*Session, *account.User, error)
+	// ExtendSession reports false when the session no longer exists.
 	ExtendSession(ctx context.Context, id uuid.UUID, expiresAt, updatedAt time.Time) (bool, error)
-	DeleteSession(ctx context.Context, id uuid.UUID) error
-	DeleteUserSession(ctx context.Context, userID, sessionID uuid.UUID) (bool, error)
-	DeleteUserSessionByTokenHash(ctx context.Context, userID uuid.UUID, tokenHash string) (bool, error)
-	DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) (int, error)
+	// DeleteSessions deletes the sessions of userID that m matches and
+	// returns how many there were.
+	DeleteSessions(ctx context.Context, userID uuid.UUID, m SessionMatch) (int, error)
+	// ListUserSessions returns the live sessions of userID, newest first.
 	ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error)
-	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+	// DeleteExpired deletes the sessions and mailed tokens past their
+	// expiry at now and returns how many sessions it deleted.
+	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 
-	// CreateMailToken stores t, replacing the user's earlier tokens of the
-	// same purpose, and enqueues m, in one transaction.
-	CreateMailToken(ctx context.Context, t *MailToken, m *mail.Outgoing) error
-	// DeleteExpiredMailTokens deletes mailed tokens past their expiry.
-	DeleteExpiredMailTokens(ctx context.Context, now time.Time) error
 	// PeekMailToken returns the live token of purpose and realm with
 	// tokenHash, or ErrTokenNotFound; it changes nothing.
 	PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error)
-	// VerifyEmail consumes a verify-email token and marks the user's email
-	// verified if it is still the address the token was sent to, in one
-	// transaction; ErrTokenNotFound when the token is unknown, used,
-	// expired or stale.
-	VerifyEmail(ctx context.Context, realm account.Realm, tokenHash string, now time.Time) (*account.User, error)
-	// SupportStore: the audited support writes.
-	SupportStore
+}
 
-	// ResetPassword consumes a reset-password token, sets the new password
-	// hash, deletes every session and reset token of the user, supersedes
-	// the user's pending profile changes (queued, perhaps, by whoever the
-	// reset locks out) and enqueues notice, in one transaction;
-	// ErrTokenNotFound as above.
-	ResetPassword(ctx context.Context, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error
+// Tx is the transaction sign-up, the mailed-token flows and the support
+// operations run in. Each method is one step; the rules that combine them
+// are this package's.
+type Tx interface {
+	InsertUser(ctx context.Context, u *account.User) error
+	UserByID(ctx context.Context, id uuid.UUID) (*account.User, error)
+	SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error
+	// MarkEmailVerified marks the user's email verified if it is still
+	// email, and reports whether it was.
+	MarkEmailVerified(ctx context.Context, userID uuid.UUID, email string, at time.Time) (bool, error)
+
+	InsertSession(ctx context.Context, s *Session) error
+	DeleteSessions(ctx context.Context, userID uuid.UUID, m SessionMatch) (int, error)
+
+	InsertMailToken(ctx context.Context, t *MailToken) error
+	// DeleteMailTokens deletes every token of purpose mailed to userID.
+	DeleteMailTokens(ctx context.Context, userID uuid.UUID, purpose string) error
+	// TakeMailToken deletes the token of purpose and realm with tokenHash
+	// and returns it, expired or not; ErrTokenNotFound when there is none.
+	// Of concurrent callers at most one gets the token.
+	TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string) (*MailToken, error)
+
+	// SupersedeProfileChanges ends the user's pending profile changes and
+	// kills their confirmation tokens.
+	SupersedeProfileChanges(ctx context.Context, userID uuid.UUID, at time.Time) error
+	EnqueueMail(ctx context.Context, m *mail.Outgoing) error
+	InsertAudit(ctx context.Context, e *audit.Entry) error
+}
+
+// SessionMatch picks some of a user's sessions; the zero value picks all.
+type SessionMatch struct {
+	// ID, when set, picks only that session.
+	ID uuid.UUID
+	// TokenHash, when set, picks only the session with that token hash.
+	TokenHash string
+	// Except, when set, leaves that session out.
+	Except uuid.UUID
 }
 
 // Options are the session settings.
@@ -139,6 +166,46 @@ type Options struct {
 	// verification or reset mail takes, whether or not the account exists,
 	// so that its timing does not tell.
 	AnonymousMailFloor time.Duration
+	// Watcher hears that sessions ended; nil ignores it.
+	Watcher SessionWatcher
+}
+
+// Why sessions ended, as SessionWatcher hears it.
+const (
+	EndedSignedOut       = "signed_out"
+	EndedRevoked         = "revoked"
+	EndedPasswordChanged = "password_changed"
+	EndedExpired         = "expired"
+)
+
+// SessionWatcher hears, after the fact, that some sessions of a user
+// ended, so that live streams riding on them can close. It must not block.
+type SessionWatcher interface {
+	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
+}
+
+type noWatcher struct{}
+
+func (noWatcher) SessionsEnded(context.Context, uuid.UUID, string) {}
+
+// ended tells the watcher that sessions of userID ended.
+func (s *Service) ended(ctx context.Context, userID uuid.UUID, reason string) {
+	if s.opts.Watcher != nil {
+		s.opts.Watcher.SessionsEnded(ctx, userID, reason)
+	}
+}
+
+// SessionLive reports whether the principal's session still exists and
+// has not expired.
+func (s *Service) SessionLive(ctx context.Context, p *Principal) (bool, error) {
+	sess, _, err := s.store.SessionByTokenHash(ctx, p.Session.TokenHash)
+	if errors.Is(err, ErrSessionNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up session: %w", err)
+	}
+	return sess.ID == p.Session.ID && s.clock().Before(sess.ExpiresAt), nil
 }
 
 // Mailer composes messages for the outbox and wakes the delivery worker
@@ -249,7 +316,13 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateUserWithSession(ctx, u, sess); err != nil {
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := tx.InsertUser(ctx, u); err != nil {
+			return err
+		}
+		return tx.InsertSession(ctx, sess)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sign up: %w", err)
 	}
 	return &Principal{Realm: realm, User: u, Session: sess, Token: token}, nil
@@ -323,7 +396,7 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 	}
 	now := s.clock()
 	if !now.Before(sess.ExpiresAt) {
-		if err := s.store.DeleteSession(ctx, sess.ID); err != nil {
+		if _, err := s.store.DeleteSessions(ctx, sess.UserID, SessionMatch{ID: sess.ID}); err != nil {
 			return nil, fmt.Errorf("delete expired session: %w", err)
 		}
 		return nil, ErrUnauthenticated
@@ -347,9 +420,10 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 
 // SignOut ends the principal's session.
 func (s *Service) SignOut(ctx context.Context, p *Principal) error {
-	if err := s.store.DeleteSession(ctx, p.Session.ID); err != nil {
+	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{ID: p.Session.ID}); err != nil {
 		return fmt.Errorf("sign out: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedSignedOut)
 	return nil
 }
 
@@ -377,18 +451,20 @@ func (s *Service) ListSessions(ctx context.Context, p *Principal) ([]Session, er
 // current session was the one revoked.
 func (s *Service) RevokeSession(ctx context.Context, p *Principal, tokenOrHandle string) (current bool, err error) {
 	if id, perr := uuid.Parse(tokenOrHandle); perr == nil && len(tokenOrHandle) == 36 {
-		if _, err := s.store.DeleteUserSession(ctx, p.User.ID, id); err != nil {
+		if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{ID: id}); err != nil {
 			return false, fmt.Errorf("revoke session: %w", err)
 		}
+		s.ended(ctx, p.User.ID, EndedRevoked)
 		return id == p.Session.ID, nil
 	}
 	if tokenOrHandle == "" || len(tokenOrHandle) > 256 {
 		return false, nil
 	}
 	hash := HashToken(tokenOrHandle)
-	if _, err := s.store.DeleteUserSessionByTokenHash(ctx, p.User.ID, hash); err != nil {
+	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{TokenHash: hash}); err != nil {
 		return false, fmt.Errorf("revoke session: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedRevoked)
 	return hash == p.Session.TokenHash, nil
 }
 
@@ -401,32 +477,26 @@ func (s *Service) RevokeSessions(ctx context.Context, p *Principal) error {
 // RevokeOtherSessions ends every session of the principal's user but the
 // current one.
 func (s *Service) RevokeOtherSessions(ctx context.Context, p *Principal) error {
-	if _, err := s.store.DeleteUserSessions(ctx, p.User.ID, p.Session.ID); err != nil {
+	if _, err := s.store.DeleteSessions(ctx, p.User.ID, SessionMatch{Except: p.Session.ID}); err != nil {
 		return fmt.Errorf("revoke other sessions: %w", err)
 	}
+	s.ended(ctx, p.User.ID, EndedRevoked)
 	return nil
 }
 
 // RevokeUserSessions ends every session of a user and returns how many
 // there were.
 func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
-	n, err := s.store.DeleteUserSessions(ctx, userID, uuid.Nil)
+	n, err := s.store.DeleteSessions(ctx, userID, SessionMatch{})
 	if err != nil {
 		return 0, fmt.Errorf("revoke sessions: %w", err)
 	}
+	s.ended(ctx, userID, EndedRevoked)
 	return n, nil
 }
 
 // PruneExpired deletes every expired session and mailed token and returns
 // how many sessions it deleted.
 func (s *Service) PruneExpired(ctx context.Context) (int, error) {
-	now := s.clock()
-	n, err := s.store.DeleteExpiredSessions(ctx, now)
-	if err != nil {
-		return 0, fmt.Errorf("prune sessions: %w", err)
-	}
-	if err := s.store.DeleteExpiredMailTokens(ctx, now); err != nil {
-		return n, fmt.Errorf("prune mailed tokens: %w", err)
-	}
-	return n, nil
+	return s.store.DeleteExpired(ctx, s.clock())
 }

@@ -115,11 +115,43 @@ func (s *Service) mailVerification(ctx context.Context, u *account.User, callbac
 	if err != nil {
 		return fmt.Errorf("compose verification mail: %w", err)
 	}
-	if err := s.store.CreateMailToken(ctx, t, msg); err != nil {
+	if err := s.issueMailToken(ctx, t, msg); err != nil {
 		return fmt.Errorf("send verification mail: %w", err)
+	}
+	return nil
+}
+
+// issueMailToken stores t in place of the user's earlier tokens of its
+// purpose, so that only the newest mail's link works, and enqueues m with
+// it: the token exists if and only if its mail will go out.
+func (s *Service) issueMailToken(ctx context.Context, t *MailToken, m *mail.Outgoing) error {
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := tx.DeleteMailTokens(ctx, t.UserID, t.Purpose); err != nil {
+			return err
+		}
+		if err := tx.InsertMailToken(ctx, t); err != nil {
+			return err
+		}
+		return tx.EnqueueMail(ctx, m)
+	})
+	if err != nil {
+		return err
 	}
 	s.mailer.Wake()
 	return nil
+}
+
+// takeMailToken consumes the token of purpose and realm with tokenHash
+// inside tx: ErrTokenNotFound when it is unknown, used or expired at now.
+func takeMailToken(ctx context.Context, tx Tx, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error) {
+	t, err := tx.TakeMailToken(ctx, purpose, realm, tokenHash)
+	if err != nil {
+		return nil, err
+	}
+	if !t.ExpiresAt.After(now) {
+		return nil, ErrTokenNotFound // the rollback leaves it for the pruner
+	}
+	return t, nil
 }
 
 // VerifyEmail consumes a verification token and marks the email verified.
@@ -130,7 +162,22 @@ func (s *Service) VerifyEmail(ctx context.Context, realm account.Realm, token st
 		return nil, errInvalidVerifyToken
 	}
 	now := s.clock()
-	u, err := s.store.VerifyEmail(ctx, realm, HashToken(token), now)
+	var u *account.User
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		t, err := takeMailToken(ctx, tx, PurposeVerifyEmail, realm, HashToken(token), now)
+		if err != nil {
+			return err
+		}
+		ok, err := tx.MarkEmailVerified(ctx, t.UserID, t.Email, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrTokenNotFound // the address changed since the mail went out
+		}
+		u, err = tx.UserByID(ctx, t.UserID)
+		return err
+	})
 	if errors.Is(err, ErrTokenNotFound) {
 		return nil, errInvalidVerifyToken
 	}
@@ -182,10 +229,9 @@ func (s *Service) mailReset(ctx context.Context, realm account.Realm, email, red
 	if err != nil {
 		return fmt.Errorf("compose reset mail: %w", err)
 	}
-	if err := s.store.CreateMailToken(ctx, t, msg); err != nil {
+	if err := s.issueMailToken(ctx, t, msg); err != nil {
 		return fmt.Errorf("request password reset: %w", err)
 	}
-	s.mailer.Wake()
 	return nil
 }
 
@@ -238,15 +284,42 @@ func (s *Service) ResetPassword(ctx context.Context, realm account.Realm, token,
 	if err != nil {
 		return fmt.Errorf("compose password-changed mail: %w", err)
 	}
-	err = s.store.ResetPassword(ctx, realm, hash, passwordHash, s.clock(), notice)
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		return resetPassword(ctx, tx, realm, hash, passwordHash, s.clock(), notice)
+	})
 	if errors.Is(err, ErrTokenNotFound) { // used by a concurrent request meanwhile
 		return errInvalidResetToken
 	}
 	if err != nil {
 		return fmt.Errorf("reset password: %w", err)
 	}
+	s.ended(ctx, t.UserID, EndedPasswordChanged)
 	s.mailer.Wake()
 	return nil
+}
+
+// resetPassword consumes a reset token and sets the new password hash. It
+// signs the user out everywhere, supersedes the user's pending profile
+// changes (queued, perhaps, by whoever the reset locks out), kills the
+// user's other reset links and enqueues notice, all in tx.
+func resetPassword(ctx context.Context, tx Tx, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error {
+	t, err := takeMailToken(ctx, tx, PurposeResetPassword, realm, tokenHash, now)
+	if err != nil {
+		return err
+	}
+	if err := tx.SetPasswordHash(ctx, t.UserID, passwordHash, now); err != nil {
+		return err
+	}
+	if _, err := tx.DeleteSessions(ctx, t.UserID, SessionMatch{}); err != nil {
+		return err
+	}
+	if err := tx.SupersedeProfileChanges(ctx, t.UserID, now); err != nil {
+		return err
+	}
+	if err := tx.DeleteMailTokens(ctx, t.UserID, PurposeResetPassword); err != nil {
+		return err
+	}
+	return tx.EnqueueMail(ctx, notice)
 }
 
 func (s *Service) newMailToken(purpose string, u *account.User) (string, *MailToken, error) {

@@ -41,10 +41,18 @@ func (c *clock) Advance(d time.Duration) {
 const secret = "0123456789abcdef0123456789abcdef"
 
 type fixture struct {
-	db     *store.DB
-	clock  *clock
-	svc    *auth.Service
-	mailer *wakeCounter
+	db       *store.DB
+	clock    *clock
+	svc      *auth.Service
+	mailer   *wakeCounter
+	accounts *account.Service
+	opts     auth.Options
+}
+
+// serviceOn returns a second service like f.svc over st, which shares
+// f's database.
+func (f *fixture) serviceOn(st auth.Store) *auth.Service {
+	return auth.NewService(st, f.accounts, f.mailer, f.opts, f.clock.Now)
 }
 
 // wakeCounter is the real composer with a stand-in for the delivery
@@ -70,13 +78,14 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 		t.Fatal(err)
 	}
 	m := &wakeCounter{Composer: composer}
-	svc := auth.NewService(db.Sessions(), accounts, m, auth.Options{
+	opts := auth.Options{
 		Secret: secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
 		Limits: limits,
-	}, clk.Now)
-	return &fixture{db: db, clock: clk, svc: svc, mailer: m}
+	}
+	svc := auth.NewService(db.Sessions(), accounts, m, opts, clk.Now)
+	return &fixture{db: db, clock: clk, svc: svc, mailer: m, accounts: accounts, opts: opts}
 }
 
 // rows counts a table's rows; table is one of the test's fixed names.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -22,20 +23,6 @@ const (
 // CodeSessionNotFound: the named session does not exist for that user.
 const CodeSessionNotFound = "SESSION_NOT_FOUND"
 
-// SupportStore is what the support operations need beyond Store: writes
-// that commit together with their audit entry.
-type SupportStore interface {
-	// CreateUserAudited inserts u and e in one transaction.
-	CreateUserAudited(ctx context.Context, u *account.User, e *audit.Entry) error
-	// DeleteSessionsAudited deletes userID's sessions (only sessionID
-	// when it is not uuid.Nil) and inserts e with the count in its details,
-	// in one transaction; it returns how many sessions it deleted, or
-	// ErrSessionNotFound (and records nothing) when sessionID is not one.
-	DeleteSessionsAudited(ctx context.Context, userID, sessionID uuid.UUID, e *audit.Entry) (int, error)
-	// InsertAudit records e on its own.
-	InsertAudit(ctx context.Context, e *audit.Entry) error
-}
-
 // CreateAdmin creates an administrator account. It is the only way one
 // comes to exist (the admin mount has no sign-up), and it is audited under
 // actor in the same transaction.
@@ -48,7 +35,13 @@ func (s *Service) CreateAdmin(ctx context.Context, actor string, in account.NewU
 		return nil, err
 	}
 	e := s.auditEntry(actor, ActionAdminCreate, u.ID.String(), "", map[string]string{"email": u.Email, "role": u.Role})
-	if err := s.store.CreateUserAudited(ctx, u, e); err != nil {
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := tx.InsertUser(ctx, u); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, e)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("create admin: %w", err)
 	}
 	return u, nil
@@ -65,8 +58,8 @@ func (s *Service) SupportListSessions(ctx context.Context, actor string, realm a
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.store.InsertAudit(ctx, s.auditEntry(actor, ActionSessionsList, u.ID.String(), "",
-		map[string]string{"realm": string(realm)})); err != nil {
+	e := s.auditEntry(actor, ActionSessionsList, u.ID.String(), "", map[string]string{"realm": string(realm)})
+	if err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error { return tx.InsertAudit(ctx, e) }); err != nil {
 		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
 	list, err := s.store.ListUserSessions(ctx, u.ID, s.clock())
@@ -99,13 +92,26 @@ func (s *Service) SupportRevokeSessions(ctx context.Context, actor string, realm
 		details["session"] = sessionID.String()
 	}
 	e := s.auditEntry(actor, ActionSessionsRevoke, u.ID.String(), reason, details)
-	n, err := s.store.DeleteSessionsAudited(ctx, u.ID, sessionID, e)
+	var n int
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		n, err = tx.DeleteSessions(ctx, u.ID, SessionMatch{ID: sessionID})
+		if err != nil {
+			return err
+		}
+		if sessionID != uuid.Nil && n == 0 {
+			return ErrSessionNotFound // nothing done, nothing to record
+		}
+		e.Details["revoked"] = strconv.Itoa(n)
+		return tx.InsertAudit(ctx, e)
+	})
 	if errors.Is(err, ErrSessionNotFound) {
 		return nil, 0, platform.Errorf(platform.KindNotFound, CodeSessionNotFound, "%s has no session %s", u.Email, sessionID)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("revoke sessions: %w", err)
 	}
+	s.ended(ctx, u.ID, EndedRevoked)
 	return u, n, nil
 }
 

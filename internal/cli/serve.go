@@ -60,6 +60,9 @@ func serve(ctx context.Context, a *app.App) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
+	// Event streams never go idle by themselves: end them when the drain
+	// starts, so that Shutdown can finish.
+	srv.RegisterOnShutdown(a.Events.Shutdown)
 	var metricsSrv *http.Server
 	if a.Config.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", a.Config.MetricsAddr)
@@ -96,6 +99,7 @@ func serve(ctx context.Context, a *app.App) error {
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.ShutdownTimeout)
 	defer cancel()
 	shutdownErr := srv.Shutdown(drainCtx)
+	a.Events.Wait(drainCtx) // streams run off their requests: let them write their last event
 	stopWorkers()
 	workerErr := <-workersDone
 	if errors.Is(shutdownErr, context.DeadlineExceeded) {

@@ -108,6 +108,16 @@ type Config struct {
 	// serve until live operations choose others.
 	MapSeedShort uint64
 	MapSeedLong  uint64
+
+	// Player event streams: heartbeat interval, per-write deadline,
+	// suggested reconnect delay, and the caps per session, per player and
+	// per process.
+	EventsHeartbeat    time.Duration
+	EventsWriteTimeout time.Duration
+	EventsRetry        time.Duration
+	EventsPerSession   int
+	EventsPerPlayer    int
+	EventsMaxStreams   int
 	// LiveOpsRefresh is how long a server plays the map seeds of the
 	// live-ops version it last read before asking the database whether
 	// another process published a newer one (0: ask on every request).
@@ -241,6 +251,9 @@ func (c *Config) finish(explicit map[string]bool) error {
 	if c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute {
 		return settingErr("PLATFORM_LIVEOPS_REFRESH", "must be between 0s and 1m")
 	}
+	if err := c.validateEvents(); err != nil {
+		return err
+	}
 	if c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute {
 		return settingErr("PLATFORM_MAIL_POLL_INTERVAL", "must be between 10ms and 1m")
 	}
@@ -334,4 +347,23 @@ func (c *Config) LogValue() slog.Value {
 		slog.Bool("smtp", c.SMTPURL != ""),
 		slog.Bool("testing_tools", c.TestingTools),
 	)
+}
+
+// validateEvents checks the event stream settings.
+func (c *Config) validateEvents() error {
+	switch {
+	case c.EventsHeartbeat < 10*time.Millisecond || c.EventsHeartbeat > 5*time.Minute:
+		return settingErr("PLATFORM_EVENTS_HEARTBEAT", "must be between 10ms and 5m")
+	case c.EventsWriteTimeout < 10*time.Millisecond || c.EventsWriteTimeout > time.Minute:
+		return settingErr("PLATFORM_EVENTS_WRITE_TIMEOUT", "must be between 10ms and 1m")
+	case c.EventsRetry < 100*time.Millisecond || c.EventsRetry > 5*time.Minute:
+		return settingErr("PLATFORM_EVENTS_RETRY", "must be between 100ms and 5m")
+	case c.EventsPerSession < 1 || c.EventsPerSession > 100:
+		return settingErr("PLATFORM_EVENTS_PER_SESSION", "must be 1-100")
+	case c.EventsPerPlayer < c.EventsPerSession || c.EventsPerPlayer > 1000:
+		return settingErr("PLATFORM_EVENTS_PER_PLAYER", "must be from the per-session cap to 1000")
+	case c.EventsMaxStreams < 1 || c.EventsMaxStreams > 1_000_000:
+		return settingErr("PLATFORM_EVENTS_MAX_STREAMS", "must be 1-1000000")
+	}
+	return nil
 }

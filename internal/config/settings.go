@@ -116,6 +116,18 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
 	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
 		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
+	{Env: "PLATFORM_EVENTS_HEARTBEAT", Flag: "events-heartbeat", Default: "15s", Usage: "interval of heartbeat comments on player event streams",
+		set: func(c *Config, v string) error { return parseDuration(&c.EventsHeartbeat, v) }},
+	{Env: "PLATFORM_EVENTS_WRITE_TIMEOUT", Flag: "events-write-timeout", Default: "10s", Usage: "an event stream whose client takes longer than this to accept a write is closed",
+		set: func(c *Config, v string) error { return parseDuration(&c.EventsWriteTimeout, v) }},
+	{Env: "PLATFORM_EVENTS_RETRY", Flag: "events-retry", Default: "2s", Usage: "reconnect delay suggested to event stream clients",
+		set: func(c *Config, v string) error { return parseDuration(&c.EventsRetry, v) }},
+	{Env: "PLATFORM_EVENTS_PER_SESSION", Flag: "events-per-session", Default: "3", Usage: "most event streams of one session; a newer one closes the oldest",
+		set: func(c *Config, v string) error { return parseInt(&c.EventsPerSession, v) }},
+	{Env: "PLATFORM_EVENTS_PER_PLAYER", Flag: "events-per-player", Default: "5", Usage: "most event streams of one player; a newer one closes the oldest",
+		set: func(c *Config, v string) error { return parseInt(&c.EventsPerPlayer, v) }},
+	{Env: "PLATFORM_EVENTS_MAX_STREAMS", Flag: "events-max-streams", Default: "20000", Usage: "most event streams of one serve process; past it new streams get 503",
+		set: func(c *Config, v string) error { return parseInt(&c.EventsMaxStreams, v) }},
 }
 
 // Load builds a Config from defaults, then getenv, then flags (the values of

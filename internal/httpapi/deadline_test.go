@@ -27,7 +27,7 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 			respond(w, http.StatusOK, map[string]bool{"late": true})
 		}
 	})
-	n := negroni.New(withRequestID(), limitDuration(50*time.Millisecond))
+	n := negroni.New(withRequestID(), limitDuration(50*time.Millisecond, isStream))
 	n.UseHandler(mux)
 
 	start := time.Now()

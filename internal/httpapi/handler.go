@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
@@ -38,6 +39,9 @@ type Deps struct {
 	LiveOps *liveops.Service
 	Console *liveops.Console
 	Testing *liveops.Testing
+	// Events holds the players' event streams; StreamTimings their clocks.
+	Events        *events.Hub
+	StreamTimings StreamTimings
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
@@ -52,7 +56,7 @@ func NewHandler(d Deps) http.Handler {
 	n.Use(recoverPanics(d.Log))
 	n.Use(limitBody(maxBodyBytes))
 	if d.Config != nil && d.Config.RequestTimeout > 0 {
-		n.Use(limitDuration(d.Config.RequestTimeout))
+		n.Use(limitDuration(d.Config.RequestTimeout, isStream))
 	}
 	if d.Metrics != nil {
 		n.Use(d.Metrics.middleware())

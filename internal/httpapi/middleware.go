@@ -175,9 +175,14 @@ func (m *muxErrorWriter) Write(b []byte) (int, error) {
 // gives up at the deadline; the store reports that as SERVICE_UNAVAILABLE.
 // Without it, a database that stops answering without closing its
 // connections (a network partition, a hung server) would hold every
-// request until the client gave up.
-func limitDuration(d time.Duration) negroni.HandlerFunc {
+// request until the client gave up. Streams (long) bound only their
+// setup; see setupDeadline.
+func limitDuration(d time.Duration, long func(*http.Request) bool) negroni.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+		if long(r) {
+			next(w, r)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		next(w, r.WithContext(ctx))

@@ -36,6 +36,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
+	mux.Handle("GET "+eventsPath, setupDeadline(d.requestTimeout(), requirePlayer(d, handleEvents(d))))
 
 	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 	// Authentication: better-auth's wire protocol, one mount per realm, and

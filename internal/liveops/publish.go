@@ -46,6 +46,37 @@ func (s *Service) next(head *Head, cfg Config, actor, description string) *Publi
 		PublishedAt: s.now().UTC().Truncate(time.Second), PublishedBy: actor, Description: description}}
 }
 
+// publish holds the publication lock, calls next with the newest version
+// and its body (both nil when none exists), and inserts what next returns
+// together with its audit entry, in one transaction. When next returns
+// nil nothing is written. Concurrent publications therefore apply one
+// after the other and none is lost.
+func (s *Service) publish(ctx context.Context, next func(head *Head, cfg *Config) (*Publication, *audit.Entry, error)) (*Head, error) {
+	var out *Head
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := tx.LockPublications(ctx); err != nil {
+			return err
+		}
+		head, cfg, err := tx.LatestLiveOps(ctx)
+		if err != nil {
+			return err
+		}
+		p, e, err := next(head, cfg)
+		if err != nil || p == nil {
+			return err
+		}
+		if err := tx.InsertLiveOps(ctx, p); err != nil {
+			return err
+		}
+		if err := tx.InsertAudit(ctx, e); err != nil {
+			return err
+		}
+		out = &p.Head
+		return nil
+	})
+	return out, err
+}
+
 // Publish publishes cfg as the next version, by an operator, recording
 // actor and reason in the audit trail in the same transaction. It is how
 // an operator replaces the whole configuration, for example to roll back
@@ -62,7 +93,7 @@ func (s *Service) Publish(ctx context.Context, actor string, cfg Config, queues 
 			WithDetails("problems", ps)
 	}
 	var unchanged *Head
-	published, err := s.store.PublishLiveOps(ctx, func(head *Head, _ *Config) (*Publication, *audit.Entry, error) {
+	published, err := s.publish(ctx, func(head *Head, _ *Config) (*Publication, *audit.Entry, error) {
 		hash := cfg.Hash()
 		if head != nil && head.Hash == hash {
 			unchanged = head
@@ -119,7 +150,7 @@ func (s *Service) SetSeed(ctx context.Context, actor, size string, seed int64, r
 	}
 	change := &SeedChange{Size: sz, To: seed}
 	var cfg Config
-	_, err = s.store.PublishLiveOps(ctx, func(head *Head, cur *Config) (*Publication, *audit.Entry, error) {
+	_, err = s.publish(ctx, func(head *Head, cur *Config) (*Publication, *audit.Entry, error) {
 		if head == nil {
 			return nil, nil, ErrNotPublished
 		}

@@ -55,18 +55,10 @@ type RoleChange struct {
 	Changed bool         `json:"changed"`
 }
 
-// RoleGuard decides, inside the store's transaction, whether target may go
-// from its current role to another; admins is the number of administrators
-// holding the admin role, read under lock.
-type RoleGuard func(target AdminAccount, to role.Role, admins int) error
-
 // RoleStore changes administrators' roles.
 type RoleStore interface {
-	// SetAdminRole finds the administrator ref names, calls guard with the
-	// admin count read under lock, and when guard allows and the role
-	// differs, sets it and records e (its Target and Details completed) in
-	// the same transaction. It returns the account as it was before.
-	SetAdminRole(ctx context.Context, ref AdminRef, to role.Role, guard RoleGuard, e *audit.Entry) (*AdminAccount, error)
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
 // Admins changes administrators' roles.
@@ -82,6 +74,43 @@ func NewAdmins(store RoleStore, now func() time.Time) *Admins {
 
 // ErrAdminNotFound is returned for an id or email no administrator has.
 var ErrAdminNotFound = platform.Errorf(platform.KindNotFound, CodeAdminNotFound, "no administrator has that id or email")
+
+// setRole finds the administrator ref names among every administrator,
+// read under lock so that two concurrent demotions cannot both see a
+// second holder of the admin role, and when the last-admin guard allows
+// and the role differs, sets it and records e in tx. It returns the
+// account as it was before.
+func setRole(ctx context.Context, tx Tx, ref AdminRef, to role.Role, e *audit.Entry) (*AdminAccount, error) {
+	admins, err := tx.LockAdmins(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var prev *AdminAccount
+	holders := 0
+	for i, a := range admins {
+		if a.Role == role.Admin {
+			holders++
+		}
+		if (ref.ID != uuid.Nil && a.ID == ref.ID) || (ref.ID == uuid.Nil && a.Email == ref.Email) {
+			prev = &admins[i]
+		}
+	}
+	if prev == nil {
+		return nil, ErrAdminNotFound
+	}
+	if err := guardLastAdmin(*prev, to, holders); err != nil {
+		return nil, err
+	}
+	if prev.Role == to {
+		return prev, nil
+	}
+	if err := tx.SetAdminRole(ctx, prev.ID, to, e.At); err != nil {
+		return nil, err
+	}
+	e.Target = "admin:" + prev.ID.String()
+	e.Details = map[string]string{"email": prev.Email, "from": string(prev.Role), "to": string(to)}
+	return prev, tx.InsertAudit(ctx, e)
+}
 
 // guardLastAdmin refuses to take the admin role from the last holder, so
 // that someone can always manage administrators from the console.
@@ -112,7 +141,12 @@ func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleNa
 		return nil, err
 	}
 	entry := &audit.Entry{At: a.now().UTC(), Actor: actor, Action: ActionSetRole, Reason: reason}
-	prev, err := a.store.SetAdminRole(ctx, ref, to, guardLastAdmin, entry)
+	var prev *AdminAccount
+	err = a.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		prev, err = setRole(ctx, tx, ref, to, entry)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("set role of %s: %w", ref, err)
 	}

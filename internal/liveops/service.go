@@ -6,8 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // Sources of a published configuration.
@@ -53,13 +56,23 @@ type Store interface {
 	LiveOpsConfig(ctx context.Context, version int) (*Config, error)
 	// LiveOpsHistory returns the newest versions, newest first.
 	LiveOpsHistory(ctx context.Context, limit int) ([]Head, error)
-	// PublishLiveOps holds the publication lock (the one fixture seeding
-	// holds too), calls next with the newest version and its body (both
-	// nil when none exists), and inserts what next returns together with
-	// its audit entry, in one transaction. When next returns nil nothing is
-	// written. Concurrent publications therefore apply one after the other
-	// and none is lost.
-	PublishLiveOps(ctx context.Context, next func(head *Head, cfg *Config) (*Publication, *audit.Entry, error)) (*Head, error)
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// Tx is the transaction a publication or a role change runs in.
+type Tx interface {
+	// LockPublications holds the publication lock (the one fixture
+	// seeding holds too) until the transaction ends.
+	LockPublications(ctx context.Context) error
+	// LatestLiveOps returns the newest version and its body, or nil, nil.
+	LatestLiveOps(ctx context.Context) (*Head, *Config, error)
+	InsertLiveOps(ctx context.Context, p *Publication) error
+	// LockAdmins reads every administrator account and holds them until
+	// the transaction ends, always in the same order.
+	LockAdmins(ctx context.Context) ([]AdminAccount, error)
+	SetAdminRole(ctx context.Context, id uuid.UUID, to role.Role, at time.Time) error
+	InsertAudit(ctx context.Context, e *audit.Entry) error
 }
 
 // CatalogVersioner reports the current content catalog version; the

@@ -26,10 +26,43 @@ type OutboxStore interface {
 	// GetMail returns the message and its attempts, oldest first, or a
 	// NOT_FOUND error.
 	GetMail(ctx context.Context, id uuid.UUID) (*Message, []Attempt, error)
-	// RetryMail makes a failed, unexpired message due now and records e in
-	// the same transaction. It returns false when the message is no longer
-	// in that state.
-	RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error)
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// Tx is the transaction the worker's claims, results and expiries and a
+// support retry run in. Each method is one step over the outbox; the
+// rules that combine them are this package's.
+type Tx interface {
+	// ClaimDue leases the oldest due message to worker until until and
+	// counts the attempt; nil when nothing is due. Due means pending and
+	// past its retry time, or sending with a lapsed lease (its worker
+	// died), and not yet expired at now. Concurrent claimers never get the
+	// same message.
+	ClaimDue(ctx context.Context, worker string, now, until time.Time) (*Claim, error)
+	// AbandonAttempts ends the attempts of message id still marked as
+	// sending with outcome abandoned and reason.
+	AbandonAttempts(ctx context.Context, id uuid.UUID, at time.Time, reason string) error
+	// InsertAttempt records the start of c's attempt.
+	InsertAttempt(ctx context.Context, c *Claim) error
+	// FinishAttempt records how c's attempt ended.
+	FinishAttempt(ctx context.Context, c *Claim, r Result) error
+	// SettleMail writes s to c's message if c's claim still holds, and
+	// reports whether it did.
+	SettleMail(ctx context.Context, c *Claim, s Settlement) (bool, error)
+	// ExpireDue marks expired the live messages past their expiry at now
+	// (a sending one only once its lease has lapsed), drops their
+	// payloads and abandons their open attempts. It returns how many.
+	ExpireDue(ctx context.Context, now time.Time) (int, error)
+	// DropDeadPayloads drops the payloads of failed messages past their
+	// expiry at now.
+	DropDeadPayloads(ctx context.Context, now time.Time) error
+
+	// RequeueFailed makes a message due at now if it is still failed, its
+	// link unexpired at now and its payload kept, and reports whether it
+	// was.
+	RequeueFailed(ctx context.Context, id uuid.UUID, now time.Time) (bool, error)
+	InsertAudit(ctx context.Context, e *audit.Entry) error
 }
 
 // Outbox is the support view of the outbox: list, inspect, retry. Every
@@ -92,7 +125,14 @@ func (o *Outbox) Retry(ctx context.Context, actor, reason string, id uuid.UUID) 
 	}
 	entry := &audit.Entry{At: now, Actor: actor, Action: "mail.retry", Target: id.String(), Reason: reason,
 		Details: map[string]string{"template": string(m.Template), "previousError": m.LastError}}
-	ok, err := o.store.RetryMail(ctx, id, now, entry)
+	ok := false
+	err = o.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		if ok, err = tx.RequeueFailed(ctx, id, now); err != nil || !ok {
+			return err
+		}
+		return tx.InsertAudit(ctx, entry)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("retry mail: %w", err)
 	}

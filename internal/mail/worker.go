@@ -17,18 +17,8 @@ import (
 
 // Store is what the worker needs from the outbox.
 type Store interface {
-	// ClaimMail leases one due message to worker until now+lease and
-	// records the start of the attempt; nil when nothing is due. Due means
-	// pending and past its retry time, or sending with a lapsed lease (its
-	// worker died), and not yet expired. Concurrent claimers never get the
-	// same message while its lease holds.
-	ClaimMail(ctx context.Context, worker string, now time.Time, lease time.Duration) (*Claim, error)
-	// FinishMail records the result of a claimed attempt, but only while
-	// the claim still holds; otherwise it returns ErrLeaseLost.
-	FinishMail(ctx context.Context, c *Claim, r Result) error
-	// ExpireMail marks messages whose link has expired before delivery and
-	// purges their payloads. It returns how many it expired.
-	ExpireMail(ctx context.Context, now time.Time) (int, error)
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// PruneMail deletes sent, failed and expired messages (and their
 	// attempts) last updated before before, and returns how many.
 	PruneMail(ctx context.Context, before time.Time) (int, error)
@@ -203,7 +193,7 @@ func (w *Worker) loop(ctx context.Context, sweeps bool) {
 	for ctx.Err() == nil {
 		if sweeps && w.now().Sub(lastSweep) >= w.opts.PollInterval {
 			lastSweep = w.now()
-			if n, err := w.store.ExpireMail(ctx, w.now().UTC()); err != nil && ctx.Err() == nil {
+			if n, err := w.expire(ctx, w.now().UTC()); err != nil && ctx.Err() == nil {
 				w.log.WarnContext(ctx, "mail: expiring overdue messages failed", "err", err)
 			} else if n > 0 {
 				w.log.InfoContext(ctx, "mail: gave up on messages whose link expired", "count", n)
@@ -249,7 +239,7 @@ func (w *Worker) sleep(ctx context.Context, d time.Duration) {
 // returns how many attempts it made. The CLI and tests use it; `serve`
 // uses Run.
 func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
-	if _, err := w.store.ExpireMail(ctx, w.now().UTC()); err != nil {
+	if _, err := w.expire(ctx, w.now().UTC()); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -263,7 +253,7 @@ func (w *Worker) DeliverDue(ctx context.Context) (int, error) {
 }
 
 func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
-	c, err := w.store.ClaimMail(ctx, w.id, w.now().UTC(), w.opts.Lease)
+	c, err := w.claim(ctx, w.now().UTC())
 	if err != nil {
 		return false, fmt.Errorf("claim mail: %w", err)
 	}
@@ -291,7 +281,7 @@ func (w *Worker) deliver(ctx context.Context, c *Claim) {
 	// when handing the message back matters.
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	ferr := w.store.FinishMail(finishCtx, c, res)
+	ferr := w.finish(finishCtx, c, res)
 	switch {
 	case errors.Is(ferr, ErrLeaseLost):
 		log.WarnContext(ctx, "mail: lease lapsed before the attempt finished; another worker owns the message", "outcome", res.Outcome)

@@ -330,24 +330,90 @@ func (s *Service) viewWith(ctx context.Context, r Reader, l *LobbyRow, members [
 	return v, nil
 }
 
-// inTxAfter runs fn in a transaction; an error fn leaves in *after is
-// returned once the transaction has committed, so that housekeeping such
-// as closing an idle lobby survives the refusal it causes.
-func (s *Service) inTxAfter(ctx context.Context, fn func(ctx context.Context, tx Tx, after *error) error) error {
-	var after error
+// wentIdle is returned from inside a lobby transaction that found lobbies
+// gone idle: the transaction rolls back, the lobbies are closed in their
+// own transaction (which must commit whatever the action's fate), and the
+// action runs once more on the closed lobbies.
+type wentIdle struct{ ids []uuid.UUID }
+
+func (e *wentIdle) Error() string { return fmt.Sprintf("%d lobbies went idle", len(e.ids)) }
+
+// checkIdle returns a *wentIdle naming those of the lobbies that went idle,
+// or nil.
+func (s *Service) checkIdle(now time.Time, lobbies ...*LobbyRow) error {
+	var ids []uuid.UUID
+	for _, l := range lobbies {
+		if l != nil && s.isIdle(l, now) {
+			ids = append(ids, l.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return &wentIdle{ids: ids}
+}
+
+// lobbyTx runs fn in a transaction and, once it has committed, publishes
+// the lobby changes fn recorded. Refusals are plain errors that roll fn's
+// writes back. When fn reports lobbies gone idle, they are closed first in
+// their own small transaction and fn runs again.
+func (s *Service) lobbyTx(ctx context.Context, fn func(ctx context.Context, tx Tx, ch *lobbyChanges) error) error {
+	for attempt := 0; ; attempt++ {
+		var ch lobbyChanges
+		err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+			ch = nil
+			if err := fn(ctx, tx, &ch); err != nil {
+				return err
+			}
+			return ch.addAudience(ctx, tx)
+		})
+		var idle *wentIdle
+		switch {
+		case err == nil:
+			s.publishLobbies(ctx, ch)
+			return nil
+		case !errors.As(err, &idle):
+			return err
+		case attempt > 0: // closed a moment ago; cannot go idle again
+			return lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
+		}
+		if _, err := s.closeIdle(ctx, idle.ids); err != nil {
+			return err
+		}
+	}
+}
+
+// closeIdle closes those of the lobbies that are still idle and returns
+// how many it closed.
+func (s *Service) closeIdle(ctx context.Context, ids []uuid.UUID) (int, error) {
+	var ch lobbyChanges
 	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		after = nil
-		return fn(ctx, tx, &after)
+		ch = nil
+		locked, err := lockLobbies(ctx, tx, ids...)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		for _, id := range ids {
+			if l := locked[id]; l != nil && s.isIdle(l, now) {
+				if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now, &ch); err != nil {
+					return err
+				}
+			}
+		}
+		return ch.addAudience(ctx, tx)
 	})
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("close idle lobbies: %w", err)
 	}
-	return after
+	s.publishLobbies(ctx, ch)
+	return len(ch), nil
 }
 
 // lockLobbies locks lobbies in id order so that two transactions never
 // wait on each other in a cycle, and returns them by id.
 func lockLobbies(ctx context.Context, tx Tx, ids ...uuid.UUID) (map[uuid.UUID]*LobbyRow, error) {
+	ids = slices.Clone(ids)
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
 	out := make(map[uuid.UUID]*LobbyRow, len(ids))
 	for _, id := range slices.Compact(ids) {
@@ -363,24 +429,46 @@ func lockLobbies(ctx context.Context, tx Tx, ids ...uuid.UUID) (map[uuid.UUID]*L
 	return out, nil
 }
 
+// isMember reports whether the player is in the lobby.
+func isMember(ctx context.Context, r Reader, lobbyID, playerID uuid.UUID) (bool, error) {
+	m, err := r.MembershipOf(ctx, playerID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.LobbyID == lobbyID, nil
+}
+
 // closeTx closes a lobby: every member leaves and the join code is freed.
-func (s *Service) closeTx(ctx context.Context, tx Tx, l *LobbyRow, reason string, now time.Time) error {
+func (s *Service) closeTx(ctx context.Context, tx Tx, l *LobbyRow, reason string, now time.Time, ch *lobbyChanges) error {
+	members, err := tx.Members(ctx, l.ID)
+	if err != nil {
+		return err
+	}
 	if err := tx.DeleteMembers(ctx, l.ID); err != nil {
 		return err
 	}
 	l.Status, l.JoinCode, l.MemberCount, l.ClosedAt, l.CloseReason, l.UpdatedAt = LobbyClosed, nil, 0, &now, reason, now
+	removed := make([]uuid.UUID, 0, len(members))
+	for _, m := range members {
+		removed = append(removed, m.Player.ID)
+	}
+	ch.add(l.ID, LobbyChangeClosed, removed...)
 	return tx.UpdateLobby(ctx, l)
 }
 
 // leaveTx removes a member; the earliest remaining member takes over from
 // a leaving host, and the last one out closes the lobby.
-func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID, now time.Time) error {
+func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID, change string, now time.Time, ch *lobbyChanges) error {
 	if err := tx.DeleteMember(ctx, l.ID, playerID); err != nil {
 		return err
 	}
+	ch.add(l.ID, change, playerID)
 	l.MemberCount--
 	if l.MemberCount <= 0 {
-		return s.closeTx(ctx, tx, l, CloseReasonEmpty, now)
+		return s.closeTx(ctx, tx, l, CloseReasonEmpty, now, ch)
 	}
 	if l.HostID == playerID {
 		members, err := tx.Members(ctx, l.ID)
@@ -388,22 +476,13 @@ func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid
 			return err
 		}
 		if len(members) == 0 {
-			return s.closeTx(ctx, tx, l, CloseReasonEmpty, now)
+			return s.closeTx(ctx, tx, l, CloseReasonEmpty, now, ch)
 		}
 		l.HostID = members[0].Player.ID
+		ch.add(l.ID, LobbyChangeHost)
 	}
 	l.ActiveAt, l.UpdatedAt = now, now
 	return tx.UpdateLobby(ctx, l)
-}
-
-// leaveIdleCurrent frees the player from a lobby that went idle, so that
-// an abandoned lobby never traps its members. It reports the lobby the
-// player is still in, if any.
-func (s *Service) leaveIdleCurrent(ctx context.Context, tx Tx, current *LobbyRow, now time.Time) (*LobbyRow, error) {
-	if current == nil || !s.isIdle(current, now) {
-		return current, nil
-	}
-	return nil, s.closeTx(ctx, tx, current, CloseReasonIdle, now)
 }
 
 func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q Queue, players ...uuid.UUID) error {
@@ -427,6 +506,11 @@ func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q Que
 	return nil
 }
 
+func errAlreadyMember(current *LobbyRow) error {
+	return lobbyErr(platform.KindConflict, CodeLobbyAlreadyMember, "You are already in a lobby; leave it first").
+		WithDetails("lobbyId", current.ID.String())
+}
+
 // CreateLobby opens a lobby for a queue preset with the player as host.
 func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in CreateLobbyInput) (*LobbyResult, error) {
 	fields := platform.FieldErrors{}
@@ -448,7 +532,7 @@ func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in Create
 		return nil, err
 	}
 	var res *LobbyResult
-	err = s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
+	err = s.lobbyTx(ctx, func(ctx context.Context, tx Tx, ch *lobbyChanges) error {
 		if err := s.grantStarterTx(ctx, tx, cat, playerID); err != nil {
 			return err
 		}
@@ -457,42 +541,45 @@ func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in Create
 		if err != nil {
 			return err
 		}
-		if current, err = s.leaveIdleCurrent(ctx, tx, current, now); err != nil {
+		if err := s.checkIdle(now, current); err != nil {
 			return err
 		}
 		if current != nil {
-			*after = lobbyErr(platform.KindConflict, CodeLobbyAlreadyMember, "You are already in a lobby; leave it first").
-				WithDetails("lobbyId", current.ID.String())
-			return nil
+			return errAlreadyMember(current)
 		}
 		if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
-			*after = err
-			return nil
-		}
-		l := &LobbyRow{ID: uuid.New(), QueueID: q.ID, Visibility: in.Visibility, Status: LobbyOpen, HostID: playerID,
-			Capacity: q.PartySize, MemberCount: 1, CreatedAt: now, UpdatedAt: now, ActiveAt: now}
-		for attempt := 0; ; attempt++ {
-			code := newJoinCode()
-			l.JoinCode = &code
-			err := tx.InsertLobby(ctx, l)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, ErrDuplicate) || attempt == 5 {
-				return err
-			}
-		}
-		if err := tx.InsertMember(ctx, &MemberRow{LobbyID: l.ID, Player: PlayerRef{ID: playerID}, JoinedAt: now}); err != nil {
 			return err
 		}
-		v, err := s.view(ctx, tx, l, playerID)
-		res = &LobbyResult{Lobby: v}
+		res, err = s.insertLobby(ctx, tx, q, in.Visibility, playerID, now, ch)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create lobby: %w", err)
 	}
 	return res, nil
+}
+
+// insertLobby writes a new lobby with a fresh join code and its host.
+func (s *Service) insertLobby(ctx context.Context, tx Tx, q Queue, visibility string, playerID uuid.UUID, now time.Time, ch *lobbyChanges) (*LobbyResult, error) {
+	l := &LobbyRow{ID: uuid.New(), QueueID: q.ID, Visibility: visibility, Status: LobbyOpen, HostID: playerID,
+		Capacity: q.PartySize, MemberCount: 1, CreatedAt: now, UpdatedAt: now, ActiveAt: now}
+	for attempt := 0; ; attempt++ {
+		code := newJoinCode()
+		l.JoinCode = &code
+		err := tx.InsertLobby(ctx, l)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrDuplicate) || attempt == 5 {
+			return nil, err
+		}
+	}
+	if err := tx.InsertMember(ctx, &MemberRow{LobbyID: l.ID, Player: PlayerRef{ID: playerID}, JoinedAt: now}); err != nil {
+		return nil, err
+	}
+	ch.add(l.ID, LobbyChangeCreated)
+	v, err := s.view(ctx, tx, l, playerID)
+	return &LobbyResult{Lobby: v}, err
 }
 
 // currentRow returns the lobby the player is in, locked, or nil.
@@ -507,111 +594,58 @@ func (s *Service) currentRow(ctx context.Context, tx Tx, playerID uuid.UUID) (*L
 	return tx.LockLobby(ctx, m.LobbyID)
 }
 
+// joinInput checks a join request and returns its normalised code.
+func joinInput(in JoinLobbyInput) (string, error) {
+	code := normalizeJoinCode(in.Code)
+	switch {
+	case (in.LobbyID == nil) == (code == ""):
+		return "", platform.Invalid("lobbyId", "give either lobbyId or code")
+	case code != "" && (len(code) != JoinCodeLen || strings.Trim(code, joinCodeAlphabet) != ""):
+		return "", platform.Invalid("code", fmt.Sprintf("must be %d characters from %s", JoinCodeLen, joinCodeAlphabet))
+	}
+	return code, nil
+}
+
+// joining is a join resolved: the target and the player's current lobby,
+// both locked.
+type joining struct {
+	player  uuid.UUID
+	byCode  bool
+	target  *LobbyRow
+	current *LobbyRow // nil when the player is in no lobby
+	now     time.Time
+}
+
 // JoinLobby adds the player to a lobby, by id or by join code. Joining the
 // lobby one is in answers it unchanged. The lobby row is locked while its
 // member count is checked and raised, so racing joins never overfill it.
 func (s *Service) JoinLobby(ctx context.Context, playerID uuid.UUID, in JoinLobbyInput) (*LobbyResult, error) {
-	code := normalizeJoinCode(in.Code)
-	switch {
-	case (in.LobbyID == nil) == (code == ""):
-		return nil, platform.Invalid("lobbyId", "give either lobbyId or code")
-	case code != "" && (len(code) != JoinCodeLen || strings.Trim(code, joinCodeAlphabet) != ""):
-		return nil, platform.Invalid("code", fmt.Sprintf("must be %d characters from %s", JoinCodeLen, joinCodeAlphabet))
+	code, err := joinInput(in)
+	if err != nil {
+		return nil, err
 	}
 	cat, err := s.Catalog(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var res *LobbyResult
-	err = s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
+	err = s.lobbyTx(ctx, func(ctx context.Context, tx Tx, ch *lobbyChanges) error {
 		if err := s.grantStarterTx(ctx, tx, cat, playerID); err != nil {
 			return err
 		}
-		now := s.clock()
-		targetID := uuid.Nil
-		if in.LobbyID != nil {
-			targetID = *in.LobbyID
-		} else {
-			l, err := tx.LobbyByCode(ctx, code)
-			if errors.Is(err, ErrNotFound) {
-				*after = errLobbyNotFound
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			targetID = l.ID
-		}
-		ids := []uuid.UUID{targetID}
-		m, err := tx.MembershipOf(ctx, playerID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if m != nil {
-			ids = append(ids, m.LobbyID)
-		}
-		locked, err := lockLobbies(ctx, tx, ids...)
+		j, err := s.resolveJoin(ctx, tx, playerID, in.LobbyID, code)
 		if err != nil {
 			return err
 		}
-		target := locked[targetID]
-		if target == nil {
-			*after = errLobbyNotFound
-			return nil
-		}
-		if m != nil && m.LobbyID == targetID && target.Status != LobbyClosed && !s.isIdle(target, now) {
-			v, err := s.view(ctx, tx, target, playerID)
+		if j.current != nil && j.current.ID == j.target.ID && j.target.Status != LobbyClosed {
+			v, err := s.view(ctx, tx, j.target, playerID)
 			res = &LobbyResult{Lobby: v}
 			return err
 		}
-		if ok, err := s.visible(ctx, tx, target, playerID, code != ""); err != nil || !ok {
-			*after = errLobbyNotFound
+		if err := s.checkJoin(ctx, tx, cat, j); err != nil {
 			return err
 		}
-		if m != nil {
-			current, err := s.leaveIdleCurrent(ctx, tx, locked[m.LobbyID], now)
-			if err != nil {
-				return err
-			}
-			if current != nil {
-				*after = lobbyErr(platform.KindConflict, CodeLobbyAlreadyMember, "You are already in a lobby; leave it first").
-					WithDetails("lobbyId", current.ID.String())
-				return nil
-			}
-		}
-		if s.isIdle(target, now) {
-			*after = lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby closed after a while without activity")
-			return s.closeTx(ctx, tx, target, CloseReasonIdle, now)
-		}
-		switch target.Status {
-		case LobbyClosed:
-			*after = lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
-			return nil
-		case LobbyStarted:
-			*after = lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started")
-			return nil
-		}
-		if target.MemberCount >= target.Capacity {
-			*after = lobbyErr(platform.KindConflict, CodeLobbyFull, "The lobby is full (%d of %d)", target.MemberCount, target.Capacity).
-				WithDetails("capacity", target.Capacity)
-			return nil
-		}
-		if q, ok := s.queue(target.QueueID); ok {
-			if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
-				*after = err
-				return nil
-			}
-		}
-		if err := tx.InsertMember(ctx, &MemberRow{LobbyID: target.ID, Player: PlayerRef{ID: playerID}, JoinedAt: now}); err != nil {
-			return err
-		}
-		target.MemberCount++
-		target.ActiveAt, target.UpdatedAt = now, now
-		if err := tx.UpdateLobby(ctx, target); err != nil {
-			return err
-		}
-		v, err := s.view(ctx, tx, target, playerID)
-		res = &LobbyResult{Lobby: v}
+		res, err = s.applyJoin(ctx, tx, j, ch)
 		return err
 	})
 	if err != nil {
@@ -620,57 +654,110 @@ func (s *Service) JoinLobby(ctx context.Context, playerID uuid.UUID, in JoinLobb
 	return res, nil
 }
 
-// memberAction runs fn on a lobby the player is a member of, locked, after
-// closing it if it went idle. fn returns the lobby to show, or nil.
-func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
-	fn func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error) (*LobbyResult, error) {
-	var res *LobbyResult
-	err := s.inTxAfter(ctx, func(ctx context.Context, tx Tx, after *error) error {
-		now := s.clock()
-		if err := tx.EnsureProfiles(ctx, now, playerID); err != nil {
-			return err
-		}
-		if err := tx.LockProfiles(ctx, playerID); err != nil {
-			return err
-		}
-		l, err := tx.LockLobby(ctx, lobbyID)
+// resolveJoin finds and locks the target and the player's current lobby.
+// It reports lobbies gone idle (see lobbyTx) before anything is decided.
+func (s *Service) resolveJoin(ctx context.Context, tx Tx, playerID uuid.UUID, lobbyID *uuid.UUID, code string) (*joining, error) {
+	var targetID uuid.UUID
+	if lobbyID != nil {
+		targetID = *lobbyID
+	} else {
+		l, err := tx.LobbyByCode(ctx, code)
 		if errors.Is(err, ErrNotFound) {
-			*after = errLobbyNotFound
-			return nil
+			return nil, errLobbyNotFound
 		}
+		if err != nil {
+			return nil, err
+		}
+		targetID = l.ID
+	}
+	ids := []uuid.UUID{targetID}
+	m, err := tx.MembershipOf(ctx, playerID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if m != nil {
+		ids = append(ids, m.LobbyID)
+	}
+	locked, err := lockLobbies(ctx, tx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	j := &joining{player: playerID, byCode: code != "", target: locked[targetID], now: s.clock()}
+	if j.target == nil {
+		return nil, errLobbyNotFound
+	}
+	if m != nil {
+		j.current = locked[m.LobbyID]
+	}
+	return j, s.checkIdle(j.now, j.target, j.current)
+}
+
+// checkJoin refuses a join the player may not make: a lobby they may not
+// see is not found, and one cannot be in two lobbies.
+func (s *Service) checkJoin(ctx context.Context, tx Tx, cat *Catalog, j *joining) error {
+	if ok, err := s.visible(ctx, tx, j.target, j.player, j.byCode); err != nil || !ok {
+		return cmpErr(err, errLobbyNotFound)
+	}
+	if j.current != nil {
+		return errAlreadyMember(j.current)
+	}
+	switch j.target.Status {
+	case LobbyClosed:
+		return lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
+	case LobbyStarted:
+		return lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started")
+	}
+	if j.target.MemberCount >= j.target.Capacity {
+		return lobbyErr(platform.KindConflict, CodeLobbyFull, "The lobby is full (%d of %d)", j.target.MemberCount, j.target.Capacity).
+			WithDetails("capacity", j.target.Capacity)
+	}
+	if q, ok := s.queue(j.target.QueueID); ok {
+		return s.requireDeck(ctx, tx, cat, q, j.player)
+	}
+	return nil
+}
+
+// cmpErr returns err, or fallback when err is nil.
+func cmpErr(err, fallback error) error {
+	if err != nil {
+		return err
+	}
+	return fallback
+}
+
+// applyJoin adds the player to the target.
+func (s *Service) applyJoin(ctx context.Context, tx Tx, j *joining, ch *lobbyChanges) (*LobbyResult, error) {
+	t := j.target
+	if err := tx.InsertMember(ctx, &MemberRow{LobbyID: t.ID, Player: PlayerRef{ID: j.player}, JoinedAt: j.now}); err != nil {
+		return nil, err
+	}
+	t.MemberCount++
+	t.ActiveAt, t.UpdatedAt = j.now, j.now
+	if err := tx.UpdateLobby(ctx, t); err != nil {
+		return nil, err
+	}
+	ch.add(t.ID, LobbyChangeJoined)
+	v, err := s.view(ctx, tx, t, j.player)
+	return &LobbyResult{Lobby: v}, err
+}
+
+// memberAction runs fn on a lobby, locked, for a player who may see it;
+// a lobby gone idle is closed first (see lobbyTx). It answers the lobby
+// as the player sees it afterwards, or no lobby once they are out of it.
+func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
+	fn func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error) (*LobbyResult, error) {
+	var res *LobbyResult
+	err := s.lobbyTx(ctx, func(ctx context.Context, tx Tx, ch *lobbyChanges) error {
+		now := s.clock()
+		l, err := s.lockForAction(ctx, tx, playerID, lobbyID, now)
 		if err != nil {
 			return err
 		}
-		// A block hides the lobby from a non-member on every route, as it
-		// does from the list and from GET.
-		m, err := tx.MembershipOf(ctx, playerID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if m == nil || m.LobbyID != l.ID {
-			_, blocked, err := s.relationToHost(ctx, tx, l, playerID)
-			if err != nil {
-				return err
-			}
-			if blocked {
-				*after = errLobbyNotFound
-				return nil
-			}
-		}
-		if s.isIdle(l, now) {
-			if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now); err != nil {
-				return err
-			}
-		}
-		if err := fn(ctx, tx, l, now, after); err != nil || *after != nil {
+		if err := fn(ctx, tx, l, now, ch); err != nil {
 			return err
 		}
 		res = &LobbyResult{}
-		m, err = tx.MembershipOf(ctx, playerID)
-		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
-			return nil
-		}
-		if err != nil {
+		if in, err := isMember(ctx, tx, l.ID, playerID); err != nil || !in {
 			return err
 		}
 		res.Lobby, err = s.view(ctx, tx, l, playerID)
@@ -682,16 +769,48 @@ func (s *Service) memberAction(ctx context.Context, playerID, lobbyID uuid.UUID,
 	return res, nil
 }
 
+// lockForAction locks the player's profile and the lobby. A block hides
+// the lobby from a non-member on every route, as it does from the list
+// and from GET.
+func (s *Service) lockForAction(ctx context.Context, tx Tx, playerID, lobbyID uuid.UUID, now time.Time) (*LobbyRow, error) {
+	if err := tx.EnsureProfiles(ctx, now, playerID); err != nil {
+		return nil, err
+	}
+	if err := tx.LockProfiles(ctx, playerID); err != nil {
+		return nil, err
+	}
+	l, err := tx.LockLobby(ctx, lobbyID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errLobbyNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	in, err := isMember(ctx, tx, l.ID, playerID)
+	if err != nil {
+		return nil, err
+	}
+	if !in {
+		_, blocked, err := s.relationToHost(ctx, tx, l, playerID)
+		if err != nil || blocked {
+			return nil, cmpErr(err, errLobbyNotFound)
+		}
+	}
+	return l, s.checkIdle(now, l)
+}
+
 // requireMember fails unless the player is in the lobby.
 func requireMember(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID) error {
-	m, err := tx.MembershipOf(ctx, playerID)
-	if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
-		if l.Status == LobbyClosed {
-			return lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
-		}
-		return lobbyErr(platform.KindForbidden, CodeLobbyNotMember, "You are not in this lobby")
+	in, err := isMember(ctx, tx, l.ID, playerID)
+	switch {
+	case err != nil:
+		return err
+	case in:
+		return nil
+	case l.Status == LobbyClosed:
+		return lobbyErr(platform.KindConflict, CodeLobbyClosed, "The lobby has closed")
 	}
-	return err
+	return lobbyErr(platform.KindForbidden, CodeLobbyNotMember, "You are not in this lobby")
 }
 
 func requireHost(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID) error {
@@ -704,28 +823,14 @@ func requireHost(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid.UUID) er
 	return nil
 }
 
-// asAfter moves an expected refusal into *after, keeping the transaction's
-// housekeeping; other errors abort it.
-func asAfter(err error, after *error) error {
-	if _, ok := platform.As(err); ok {
-		*after = err
-		return nil
-	}
-	return err
-}
-
 // LeaveLobby takes the player out of a lobby. Leaving a lobby one is not in
 // changes nothing.
 func (s *Service) LeaveLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*LobbyResult, error) {
-	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
-		m, err := tx.MembershipOf(ctx, playerID)
-		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
-			return nil
-		}
-		if err != nil {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error {
+		if in, err := isMember(ctx, tx, l.ID, playerID); err != nil || !in {
 			return err
 		}
-		return s.leaveTx(ctx, tx, l, playerID, now)
+		return s.leaveTx(ctx, tx, l, playerID, LobbyChangeLeft, now, ch)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("leave lobby: %w", err)
@@ -740,22 +845,23 @@ func (s *Service) SetReady(ctx context.Context, playerID, lobbyID uuid.UUID, rea
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error {
 		if err := requireMember(ctx, tx, l, playerID); err != nil {
-			return asAfter(err, after)
+			return err
 		}
 		if l.Status != LobbyOpen {
-			return asAfter(lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started"), after)
+			return lobbyErr(platform.KindConflict, CodeLobbyStarted, "The lobby has already started")
 		}
 		if q, ok := s.queue(l.QueueID); ok && ready {
 			if err := s.requireDeck(ctx, tx, cat, q, playerID); err != nil {
-				return asAfter(err, after)
+				return err
 			}
 		}
 		if err := tx.SetReady(ctx, l.ID, playerID, ready); err != nil {
 			return err
 		}
 		l.ActiveAt, l.UpdatedAt = now, now
+		ch.add(l.ID, LobbyChangeReady)
 		return tx.UpdateLobby(ctx, l)
 	})
 	if err != nil {
@@ -770,18 +876,14 @@ func (s *Service) KickFromLobby(ctx context.Context, playerID, lobbyID, targetID
 	if targetID == playerID {
 		return nil, platform.Invalid("playerId", "you cannot kick yourself; leave instead")
 	}
-	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error {
 		if err := requireHost(ctx, tx, l, playerID); err != nil {
-			return asAfter(err, after)
-		}
-		m, err := tx.MembershipOf(ctx, targetID)
-		if errors.Is(err, ErrNotFound) || (err == nil && m.LobbyID != l.ID) {
-			return nil
-		}
-		if err != nil {
 			return err
 		}
-		return s.leaveTx(ctx, tx, l, targetID, now)
+		if in, err := isMember(ctx, tx, l.ID, targetID); err != nil || !in {
+			return err
+		}
+		return s.leaveTx(ctx, tx, l, targetID, LobbyChangeKicked, now, ch)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kick: %w", err)
@@ -797,16 +899,16 @@ func (s *Service) StartLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error {
 		if err := requireHost(ctx, tx, l, playerID); err != nil {
-			return asAfter(err, after)
+			return err
 		}
 		if l.Status == LobbyStarted {
 			return nil
 		}
 		q, ok := s.queue(l.QueueID)
 		if !ok || !q.Enabled {
-			return asAfter(platform.Errorf(platform.KindUnprocessable, CodeQueueDisabled, "Queue %s is closed right now", l.QueueID), after)
+			return platform.Errorf(platform.KindUnprocessable, CodeQueueDisabled, "Queue %s is closed right now", l.QueueID)
 		}
 		members, err := tx.Members(ctx, l.ID)
 		if err != nil {
@@ -820,13 +922,14 @@ func (s *Service) StartLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 			}
 		}
 		if len(notReady) > 0 {
-			return asAfter(platform.Errorf(platform.KindConflict, CodeLobbyNotReady, "%d members are not ready", len(notReady)).
-				WithDetails("players", notReady), after)
+			return platform.Errorf(platform.KindConflict, CodeLobbyNotReady, "%d members are not ready", len(notReady)).
+				WithDetails("players", notReady)
 		}
 		if err := s.requireDeck(ctx, tx, cat, q, all...); err != nil {
-			return asAfter(err, after)
+			return err
 		}
 		l.Status, l.ActiveAt, l.UpdatedAt = LobbyStarted, now, now
+		ch.add(l.ID, LobbyChangeStarted)
 		return tx.UpdateLobby(ctx, l)
 	})
 	if err != nil {
@@ -838,14 +941,14 @@ func (s *Service) StartLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 // CloseLobby closes the lobby for everyone; only the host may. Closing a
 // closed lobby changes nothing.
 func (s *Service) CloseLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (*LobbyResult, error) {
-	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, after *error) error {
+	res, err := s.memberAction(ctx, playerID, lobbyID, func(ctx context.Context, tx Tx, l *LobbyRow, now time.Time, ch *lobbyChanges) error {
 		if l.Status == LobbyClosed {
 			return nil
 		}
 		if err := requireHost(ctx, tx, l, playerID); err != nil {
-			return asAfter(err, after)
+			return err
 		}
-		return s.closeTx(ctx, tx, l, CloseReasonHost, now)
+		return s.closeTx(ctx, tx, l, CloseReasonHost, now, ch)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("close lobby: %w", err)
@@ -882,17 +985,11 @@ func (s *Service) CloseIdleLobbies(ctx context.Context) (int, error) {
 			return closed, fmt.Errorf("find idle lobbies: %w", err)
 		}
 		for _, id := range ids {
-			err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-				l, err := tx.LockLobby(ctx, id)
-				if err != nil || !s.isIdle(l, now) {
-					return err
-				}
-				closed++
-				return s.closeTx(ctx, tx, l, CloseReasonIdle, now)
-			})
+			n, err := s.closeIdle(ctx, []uuid.UUID{id})
 			if err != nil {
 				return closed, fmt.Errorf("close idle lobby %s: %w", id, err)
 			}
+			closed += n
 		}
 		if len(ids) < 100 {
 			return closed, nil

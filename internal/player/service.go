@@ -58,6 +58,8 @@ type Options struct {
 	LobbyIdleTimeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Events hears of committed lobby and social changes; nil ignores them.
+	Events Events
 }
 
 // Queue is what lobbies need to know of a matchmaking queue preset.
@@ -93,6 +95,7 @@ type Service struct {
 	limits  Limits
 	idle    time.Duration
 	now     func() time.Time
+	events  Events
 
 	mu      sync.Mutex
 	catalog *Catalog // the last loaded version; versions never change
@@ -109,6 +112,10 @@ func New(store Store, queues Queues, liveops LiveOps, opts Options) *Service {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.events = opts.Events
+	if s.events == nil {
+		s.events = noEvents{}
 	}
 	return s
 }

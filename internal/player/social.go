@@ -180,6 +180,8 @@ type SocialActionResult struct {
 	State          string    `json:"state"`
 	Changed        bool      `json:"changed"`
 	AllowedActions []string  `json:"allowedActions"`
+	// targetSees tells whether the target may hear of the action.
+	targetSees bool
 }
 
 // resolvePlayer finds a player by id or nickname. A target that is neither
@@ -228,6 +230,9 @@ func (s *Service) Act(ctx context.Context, playerID uuid.UUID, in SocialActionIn
 	if err != nil {
 		return nil, fmt.Errorf("social %s: %w", in.Action, err)
 	}
+	if res.Changed {
+		s.events.SocialChanged(ctx, SocialChange{Actor: playerID, Target: target.ID, Action: in.Action, TargetSees: res.targetSees})
+	}
 	return res, nil
 }
 
@@ -258,6 +263,9 @@ func (s *Service) actTx(ctx context.Context, tx Tx, me uuid.UUID, target PlayerR
 		return res, nil
 	}
 	hiddenBlock := theirs == StateBlocked
+	// A block or an unblock is never told to its target, nor is anything
+	// done by a player the target blocked.
+	res.targetSees = !hiddenBlock && next != StateBlocked && mine != StateBlocked
 	switch next {
 	case StateOutgoing:
 		if err := s.checkCap(ctx, tx, me, StateOutgoing, s.limits.MaxOutgoingRequests, "pending friend requests"); err != nil {

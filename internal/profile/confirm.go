@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -25,8 +27,9 @@ func (s *Service) Confirm(ctx context.Context, token string) (*Confirmation, err
 	hash := s.hashToken(token)
 	now := s.clock()
 	var (
-		res  *Confirmation
-		sent bool
+		res    *Confirmation
+		sent   bool
+		userID uuid.UUID
 	)
 	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		tok, err := tx.TokenByHash(ctx, hash)
@@ -37,6 +40,7 @@ func (s *Service) Confirm(ctx context.Context, token string) (*Confirmation, err
 			return err
 		}
 		// The user first, as every transaction here locks it first.
+		userID = tok.UserID
 		u, err := tx.LockUser(ctx, tok.UserID)
 		if err != nil {
 			return err
@@ -67,6 +71,9 @@ func (s *Service) Confirm(ctx context.Context, token string) (*Confirmation, err
 	}
 	if sent {
 		s.wake()
+	}
+	if res.Type == TypePassword && res.Step == ResultCompleted && s.watcher != nil {
+		s.watcher.SessionsEnded(ctx, userID, "password_changed")
 	}
 	return res, nil
 }

@@ -179,6 +179,15 @@ type Tx interface {
 	RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error)
 	EnqueueMail(ctx context.Context, m *mail.Outgoing) error
 	InsertAudit(ctx context.Context, e *audit.Entry) error
+
+	// DropStalePasswordHashes drops the new password hash of pending
+	// changes untouched since before.
+	DropStalePasswordHashes(ctx context.Context, before time.Time) error
+	// DeleteChanges deletes the changes (with their tokens) untouched
+	// since before and returns how many.
+	DeleteChanges(ctx context.Context, before time.Time) (int, error)
+	// DeleteRateEvents deletes the rate-limit events from before before.
+	DeleteRateEvents(ctx context.Context, before time.Time) error
 }
 
 // Store persists pending changes and tokens.
@@ -191,11 +200,6 @@ type Store interface {
 	// already had limit events within window before now; then it records
 	// nothing and returns how long until that key has room again.
 	HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error)
-	// Prune drops the new password hash of pending changes untouched since
-	// staleBefore (their tokens have all expired), deletes changes (with
-	// their tokens) untouched since deleteBefore and rate-limit events from
-	// before eventsBefore. It returns how many changes it deleted.
-	Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error)
 }
 
 // Accounts is what the service needs from the account package.
@@ -221,6 +225,15 @@ type Options struct {
 	// recipient address within RateWindow.
 	RateLimit  int
 	RateWindow time.Duration
+	// Watcher hears that a password change ended the user's sessions;
+	// nil ignores it.
+	Watcher SessionWatcher
+}
+
+// SessionWatcher hears, after the commit, that a confirmed password change
+// ended every session of a user (auth.SessionWatcher).
+type SessionWatcher interface {
+	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }
 
 // Service runs the profile-change flows.
@@ -235,6 +248,7 @@ type Service struct {
 	ttl      time.Duration
 	limitN   int
 	window   time.Duration
+	watcher  SessionWatcher
 	now      func() time.Time
 }
 
@@ -264,6 +278,7 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 		ttl:      opts.TokenTTL,
 		limitN:   opts.RateLimit,
 		window:   opts.RateWindow,
+		watcher:  opts.Watcher,
 		now:      now,
 	}, nil
 }
@@ -281,7 +296,19 @@ const Retention = 30 * 24 * time.Hour
 // every change older than Retention. serve runs it hourly.
 func (s *Service) Prune(ctx context.Context) (int, error) {
 	now := s.clock()
-	n, err := s.store.Prune(ctx, now.Add(-s.ttl), now.Add(-Retention), now.Add(-s.window))
+	n := 0
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		// A pending change untouched for a token's life has only expired
+		// tokens: its new password hash will never be used.
+		if err := tx.DropStalePasswordHashes(ctx, now.Add(-s.ttl)); err != nil {
+			return err
+		}
+		var err error
+		if n, err = tx.DeleteChanges(ctx, now.Add(-Retention)); err != nil {
+			return err
+		}
+		return tx.DeleteRateEvents(ctx, now.Add(-s.window))
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune profile changes: %w", err)
 	}

@@ -44,6 +44,9 @@ type Published struct {
 // Tx is what seeding writes, in one transaction.
 type Tx interface {
 	player.Tx
+	// LockPublications holds the lock live-ops publications hold too
+	// until the transaction ends, so seeders and publishers take turns.
+	LockPublications(ctx context.Context) error
 	// CatalogHash returns the newest catalog version and content hash (0
 	// and "" when none).
 	CatalogHash(ctx context.Context) (int, string, error)
@@ -58,11 +61,11 @@ type Tx interface {
 	InsertUser(ctx context.Context, u *account.User) error
 }
 
-// Store opens seeding transactions. Concurrent seeders serialise: the
-// second sees what the first wrote.
+// Store opens seeding transactions.
 type Store interface {
 	Ledger(ctx context.Context) (map[string]string, error)
-	InSeedTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// InTx runs fn in one transaction.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
 // Seeder applies fixture sets.
@@ -153,7 +156,12 @@ func (s *Seeder) Seed(ctx context.Context, set *Set, opts Options) (*Report, err
 		}
 	}
 	report := &Report{DryRun: opts.DryRun}
-	err = s.store.InSeedTx(ctx, func(ctx context.Context, tx Tx) error {
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		// Concurrent seeders serialise: the second sees what the first
+		// wrote.
+		if err := tx.LockPublications(ctx); err != nil {
+			return err
+		}
 		report.Items = report.Items[:0]
 		now := s.now().UTC().Truncate(time.Microsecond)
 		cat, item, err := s.seedCatalog(ctx, tx, &set.Content, body, now)

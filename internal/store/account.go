@@ -76,9 +76,13 @@ func (s *AccountStore) InsertUser(ctx context.Context, u *account.User) error {
 	return insertUser(ctx, s.db.bun, u)
 }
 
-// insertUser lets other stores create a user inside their transaction. The
+// InsertUser implements the insert-user step of auth.Tx and seed.Tx. The
 // unique indexes, not a prior SELECT, decide duplicates, so two concurrent
 // sign-ups with one nickname cannot both succeed.
+func (t Tx) InsertUser(ctx context.Context, u *account.User) error {
+	return insertUser(ctx, t.idb, u)
+}
+
 func insertUser(ctx context.Context, idb bun.IDB, u *account.User) error {
 	_, err := idb.NewInsert().Model(userToRow(u)).Exec(ctx)
 	return mapUserError(err)
@@ -109,6 +113,11 @@ func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, ema
 	return userWhere(ctx, s.db.bun, "realm = ? AND email = ?", string(realm), email)
 }
 
+// UserByID implements the read-user step of auth.Tx.
+func (t Tx) UserByID(ctx context.Context, id uuid.UUID) (*account.User, error) {
+	return userWhere(ctx, t.idb, "id = ?", id)
+}
+
 func userWhere(ctx context.Context, idb bun.IDB, where string, args ...any) (*account.User, error) {
 	var row userRow
 	err := idb.NewSelect().Model(&row).Where(where, args...).Limit(1).Scan(ctx)
@@ -126,8 +135,12 @@ func (s *AccountStore) SetPasswordHash(ctx context.Context, id uuid.UUID, hash s
 	return setPasswordHash(ctx, s.db.bun, id, hash, at)
 }
 
-// setPasswordHash lets other stores replace a password inside their
-// transaction (password reset, confirmed password change).
+// SetPasswordHash implements the set-password step of auth.Tx and
+// profile.Tx (password reset, confirmed password change).
+func (t Tx) SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error {
+	return setPasswordHash(ctx, t.idb, userID, hash, at)
+}
+
 func setPasswordHash(ctx context.Context, idb bun.IDB, id uuid.UUID, hash string, at time.Time) error {
 	res, err := idb.NewUpdate().Model((*userRow)(nil)).
 		Set("password_hash = ?", hash).Set("updated_at = ?", at.UTC()).

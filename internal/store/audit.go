@@ -33,7 +33,12 @@ func (s *AuditStore) InsertAudit(ctx context.Context, e *audit.Entry) error {
 	return insertAudit(ctx, s.db.bun, e)
 }
 
-// insertAudit lets other stores record an entry inside their transaction.
+// InsertAudit implements the record-audit-entry step of every service's
+// Tx, so that an audited change and its entry commit together.
+func (t Tx) InsertAudit(ctx context.Context, e *audit.Entry) error {
+	return insertAudit(ctx, t.idb, e)
+}
+
 func insertAudit(ctx context.Context, db bun.IDB, e *audit.Entry) error {
 	details, err := json.Marshal(e.Details)
 	if err != nil {

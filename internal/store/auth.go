@@ -5,19 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/account"
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
-	"github.com/towerdefence/platformctl/internal/mail"
 )
 
 type sessionRow struct {
@@ -55,39 +49,34 @@ func (r *sessionRow) session() auth.Session {
 type SessionStore struct {
 	db *DB
 	// lookupSQL is the hot-path query with the dialect's own placeholder,
-	// run on database/sql directly so that PostgreSQL prepares it once per
-	// connection instead of parsing an interpolated text every time.
+	// run outside bun so that PostgreSQL prepares it once per connection
+	// instead of parsing an interpolated text every time.
 	lookupSQL string
 }
 
 const lookupSessionSQL = `SELECT s.id, s.user_id, s.realm, s.remember, s.expires_at, s.created_at, s.updated_at,
  s.ip_address, s.user_agent, u.realm, u.email, u.name, u.nickname, u.email_verified, u.image, u.password_hash,
  u.role, u.created_at, u.updated_at
-FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = `
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 
 // Sessions returns the session store.
 func (db *DB) Sessions() *SessionStore {
-	ph := "?"
-	if db.dialect == Postgres {
-		ph = "$1"
-	}
-	return &SessionStore{db: db, lookupSQL: lookupSessionSQL + ph}
+	return &SessionStore{db: db, lookupSQL: db.placeholders(lookupSessionSQL)}
 }
 
-// CreateUserWithSession implements auth.Store: sign-up writes the user and
-// its first session together or not at all.
-func (s *SessionStore) CreateUserWithSession(ctx context.Context, u *account.User, sess *auth.Session) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := insertUser(ctx, tx, u); err != nil {
-			return err
-		}
-		return insertSession(ctx, tx, sess)
-	})
+// InTx implements auth.Store.
+func (s *SessionStore) InTx(ctx context.Context, fn func(ctx context.Context, tx auth.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
 // InsertSession implements auth.Store.
 func (s *SessionStore) InsertSession(ctx context.Context, sess *auth.Session) error {
 	return insertSession(ctx, s.db.bun, sess)
+}
+
+// InsertSession implements the insert-session step of auth.Tx.
+func (t Tx) InsertSession(ctx context.Context, sess *auth.Session) error {
+	return insertSession(ctx, t.idb, sess)
 }
 
 func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
@@ -97,20 +86,26 @@ func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
 
 // SessionByTokenHash implements auth.Store with one indexed query that
 // returns the session and its user together. It is the hot path of every
-// signed-in request, so on PostgreSQL it runs on pgx directly (prepared
-// once per connection, scanned without database/sql's per-row reflection).
+// signed-in request, so it leaves bun: on PostgreSQL it runs on pgx
+// directly (prepared once per connection, scanned without database/sql's
+// per-row reflection), on SQLite on database/sql with its one argument
+// bound.
 func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string) (*auth.Session, *account.User, error) {
 	var r lookupRow
 	var err error
 	if s.db.dialect == Postgres {
-		err = s.lookupPostgres(ctx, tokenHash, &r)
+		found := false
+		err = eachPgx(ctx, s.db.bun.DB, func(row rowScanner) error {
+			found = true
+			return row.Scan(r.dest()...)
+		}, s.lookupSQL, []any{tokenHash})
+		if err == nil && !found {
+			err = sql.ErrNoRows
+		}
 	} else {
-		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(
-			&r.sessionID, &r.userID, &r.sessionRealm, &r.remember, &r.expiresAt, &r.sessionCreated, &r.sessionUpdated,
-			&r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name, &r.nickname, &r.emailVerified, &r.image,
-			&r.passwordHash, &r.role, &r.userCreated, &r.userUpdated)
+		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(r.dest()...)
 	}
-	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.ErrSessionNotFound
 	}
 	if err != nil {
@@ -128,7 +123,21 @@ type lookupRow struct {
 	expiresAt, sessionCreated, sessionUpdated time.Time
 	userCreated, userUpdated                  time.Time
 	ip, userAgent, email, name, passwordHash  string
-	nickname, image, role                     sql.NullString
+	nickname, role                            string
+	image                                     optString
+	// dests are the scan destinations, kept here because the row lives
+	// on the heap anyway: a slice of its own would cost an allocation.
+	dests [19]any
+}
+
+// dest lists the scan destinations of lookupSessionSQL's columns; they
+// serve pgx and database/sql alike.
+func (r *lookupRow) dest() []any {
+	r.dests = [...]any{dbUUID{&r.sessionID}, dbUUID{&r.userID}, &r.sessionRealm, &r.remember, &r.expiresAt,
+		&r.sessionCreated, &r.sessionUpdated, &r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name,
+		emptyString{&r.nickname}, &r.emailVerified, &r.image, &r.passwordHash, emptyString{&r.role},
+		&r.userCreated, &r.userUpdated}
+	return r.dests[:]
 }
 
 func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
@@ -139,41 +148,13 @@ func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
 	}
 	u := &account.User{
 		ID: r.userID, Realm: account.Realm(r.userRealm), Email: r.email, Name: r.name,
-		Nickname: r.nickname.String, EmailVerified: r.emailVerified, Role: r.role.String,
+		Nickname: r.nickname, EmailVerified: r.emailVerified, Role: r.role,
 		PasswordHash: r.passwordHash, CreatedAt: r.userCreated.UTC(), UpdatedAt: r.userUpdated.UTC(),
 	}
 	if r.image.Valid {
 		u.Image = &r.image.String
 	}
 	return sess, u
-}
-
-func (s *SessionStore) lookupPostgres(ctx context.Context, tokenHash string, r *lookupRow) error {
-	conn, err := s.db.bun.DB.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(driverConn any) error {
-		pc, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("session lookup: unexpected driver connection %T", driverConn)
-		}
-		var sid, uid pgtype.UUID
-		var nickname, image, role pgtype.Text
-		err := pc.Conn().QueryRow(ctx, s.lookupSQL, tokenHash).Scan(
-			&sid, &uid, &r.sessionRealm, &r.remember, &r.expiresAt, &r.sessionCreated, &r.sessionUpdated,
-			&r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name, &nickname, &r.emailVerified, &image,
-			&r.passwordHash, &role, &r.userCreated, &r.userUpdated)
-		if err != nil {
-			return err
-		}
-		r.sessionID, r.userID = sid.Bytes, uid.Bytes
-		r.nickname = sql.NullString{String: nickname.String, Valid: nickname.Valid}
-		r.image = sql.NullString{String: image.String, Valid: image.Valid}
-		r.role = sql.NullString{String: role.String, Valid: role.Valid}
-		return nil
-	})
 }
 
 // ExtendSession implements auth.Store; it reports false when the session
@@ -189,59 +170,40 @@ func (s *SessionStore) ExtendSession(ctx context.Context, id uuid.UUID, expiresA
 	return n > 0, nil
 }
 
-// DeleteSession implements auth.Store.
-func (s *SessionStore) DeleteSession(ctx context.Context, id uuid.UUID) error {
-	_, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
-	return mapError(err)
+// DeleteSessions implements auth.Store.
+func (s *SessionStore) DeleteSessions(ctx context.Context, userID uuid.UUID, m auth.SessionMatch) (int, error) {
+	return deleteSessions(ctx, s.db.bun, userID, m)
 }
 
-// DeleteUserSession implements auth.Store: it deletes the session only if
-// it belongs to userID.
-func (s *SessionStore) DeleteUserSession(ctx context.Context, userID, sessionID uuid.UUID) (bool, error) {
-	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).
-		Where("id = ? AND user_id = ?", sessionID, userID).Exec(ctx)
-	if err != nil {
-		return false, mapError(err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+// DeleteSessions implements the revoke-sessions step of auth.Tx.
+func (t Tx) DeleteSessions(ctx context.Context, userID uuid.UUID, m auth.SessionMatch) (int, error) {
+	return deleteSessions(ctx, t.idb, userID, m)
 }
 
-// DeleteUserSessionByTokenHash implements auth.Store.
-func (s *SessionStore) DeleteUserSessionByTokenHash(ctx context.Context, userID uuid.UUID, tokenHash string) (bool, error) {
-	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).
-		Where("token_hash = ? AND user_id = ?", tokenHash, userID).Exec(ctx)
-	if err != nil {
-		return false, mapError(err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+// RevokeSessions implements the revoke-sessions step of profile.Tx: every
+// session of the user, so that a confirmed password change and the
+// revocation commit together.
+func (t Tx) RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error) {
+	return deleteSessions(ctx, t.idb, userID, auth.SessionMatch{})
 }
 
-// DeleteUserSessions implements auth.Store: every session of userID except
-// keep (uuid.Nil keeps none).
-func (s *SessionStore) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) (int, error) {
-	return revokeSessionsExcept(ctx, s.db.bun, userID, keep)
-}
-
-// revokeSessionsTx deletes every session of userID inside the caller's
-// transaction, so that a confirmed password change (or reset) and the
-// revocation of the user's sessions commit together.
-func revokeSessionsTx(ctx context.Context, idb bun.IDB, userID uuid.UUID) (int, error) {
-	return revokeSessionsExcept(ctx, idb, userID, uuid.Nil)
-}
-
-func revokeSessionsExcept(ctx context.Context, idb bun.IDB, userID, keep uuid.UUID) (int, error) {
+func deleteSessions(ctx context.Context, idb bun.IDB, userID uuid.UUID, m auth.SessionMatch) (int, error) {
 	q := idb.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID)
-	if keep != uuid.Nil {
-		q = q.Where("id <> ?", keep)
+	if m.ID != uuid.Nil {
+		q = q.Where("id = ?", m.ID)
+	}
+	if m.TokenHash != "" {
+		q = q.Where("token_hash = ?", m.TokenHash)
+	}
+	if m.Except != uuid.Nil {
+		q = q.Where("id <> ?", m.Except)
 	}
 	res, err := q.Exec(ctx)
 	if err != nil {
 		return 0, mapError(err)
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // ListUserSessions implements auth.Store: live sessions, newest first.
@@ -260,13 +222,20 @@ func (s *SessionStore) ListUserSessions(ctx context.Context, userID uuid.UUID, n
 	return out, nil
 }
 
-// DeleteExpiredSessions implements auth.Store.
-func (s *SessionStore) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+// DeleteExpired implements auth.Store.
+func (s *SessionStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
 	if err != nil {
-		return 0, mapError(err)
+		return 0, mapError(fmt.Errorf("prune sessions: %w", err))
 	}
-	n, _ := res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	_, err = s.db.bun.NewDelete().Model((*authTokenRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return int(n), mapError(fmt.Errorf("prune mailed tokens: %w", err))
+	}
 	return int(n), nil
 }
 
@@ -290,28 +259,20 @@ func (r *authTokenRow) token() *auth.MailToken {
 	}
 }
 
-// CreateMailToken implements auth.Store. Earlier tokens of the same
-// purpose stop working, so only the newest mail's link is live.
-func (s *SessionStore) CreateMailToken(ctx context.Context, t *auth.MailToken, m *mail.Outgoing) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*authTokenRow)(nil)).
-			Where("user_id = ? AND purpose = ?", t.UserID, t.Purpose).Exec(ctx); err != nil {
-			return err
-		}
-		row := &authTokenRow{
-			ID: t.ID, TokenHash: t.TokenHash, Purpose: t.Purpose, Realm: string(t.Realm), UserID: t.UserID,
-			Email: t.Email, ExpiresAt: t.ExpiresAt.UTC(), CreatedAt: t.CreatedAt.UTC(),
-		}
-		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
-			return err
-		}
-		return enqueueMailTx(ctx, tx, m)
-	})
+// InsertMailToken implements the store-mailed-token step of auth.Tx.
+func (t Tx) InsertMailToken(ctx context.Context, tok *auth.MailToken) error {
+	row := &authTokenRow{
+		ID: tok.ID, TokenHash: tok.TokenHash, Purpose: tok.Purpose, Realm: string(tok.Realm), UserID: tok.UserID,
+		Email: tok.Email, ExpiresAt: tok.ExpiresAt.UTC(), CreatedAt: tok.CreatedAt.UTC(),
+	}
+	_, err := t.idb.NewInsert().Model(row).Exec(ctx)
+	return mapError(err)
 }
 
-// DeleteExpiredMailTokens implements auth.Store.
-func (s *SessionStore) DeleteExpiredMailTokens(ctx context.Context, now time.Time) error {
-	_, err := s.db.bun.NewDelete().Model((*authTokenRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
+// DeleteMailTokens implements auth.Tx.
+func (t Tx) DeleteMailTokens(ctx context.Context, userID uuid.UUID, purpose string) error {
+	_, err := t.idb.NewDelete().Model((*authTokenRow)(nil)).
+		Where("user_id = ? AND purpose = ?", userID, purpose).Exec(ctx)
 	return mapError(err)
 }
 
@@ -330,115 +291,37 @@ func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm 
 	return row.token(), nil
 }
 
-// consumeMailTokenTx deletes a live token and returns it. The DELETE is
-// what makes the token single-use: of two concurrent consumers only one
-// gets the row back.
-func consumeMailTokenTx(ctx context.Context, tx bun.IDB, purpose string, realm account.Realm, tokenHash string, now time.Time) (*auth.MailToken, error) {
+// TakeMailToken implements the consume-token step of auth.Tx: it deletes
+// the token and returns it, expired or not. The DELETE is what makes the
+// token single-use: of two concurrent consumers only one gets the row.
+func (t Tx) TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string) (*auth.MailToken, error) {
 	var rows []authTokenRow
-	err := tx.NewDelete().Model(&rows).
+	err := t.idb.NewDelete().Model(&rows).
 		Where("token_hash = ? AND purpose = ? AND realm = ?", tokenHash, purpose, string(realm)).
 		Returning("*").Scan(ctx)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
+		return nil, mapError(err)
 	}
-	if len(rows) == 0 || !rows[0].ExpiresAt.After(now) {
+	if len(rows) == 0 {
 		return nil, auth.ErrTokenNotFound
 	}
 	return rows[0].token(), nil
 }
 
-// VerifyEmail implements auth.Store.
-func (s *SessionStore) VerifyEmail(ctx context.Context, realm account.Realm, tokenHash string, now time.Time) (*account.User, error) {
-	var u *account.User
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, err := consumeMailTokenTx(ctx, tx, auth.PurposeVerifyEmail, realm, tokenHash, now)
-		if err != nil {
-			return err
-		}
-		res, err := tx.NewUpdate().Model((*userRow)(nil)).
-			Set("email_verified = ?", true).Set("updated_at = ?", now.UTC()).
-			Where("id = ? AND email = ?", t.UserID, t.Email).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return auth.ErrTokenNotFound // the address changed since the mail went out
-		}
-		u, err = userWhere(ctx, tx, "id = ?", t.UserID)
-		return err
-	})
+// MarkEmailVerified implements auth.Tx.
+func (t Tx) MarkEmailVerified(ctx context.Context, userID uuid.UUID, email string, at time.Time) (bool, error) {
+	res, err := t.idb.NewUpdate().Model((*userRow)(nil)).
+		Set("email_verified = ?", true).Set("updated_at = ?", at.UTC()).
+		Where("id = ? AND email = ?", userID, email).Exec(ctx)
 	if err != nil {
-		return nil, err
+		return false, mapError(err)
 	}
-	return u, nil
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
-// ResetPassword implements auth.Store.
-func (s *SessionStore) ResetPassword(ctx context.Context, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, err := consumeMailTokenTx(ctx, tx, auth.PurposeResetPassword, realm, tokenHash, now)
-		if err != nil {
-			return err
-		}
-		if err := setPasswordHash(ctx, tx, t.UserID, passwordHash, now); err != nil {
-			return err
-		}
-		if _, err := revokeSessionsTx(ctx, tx, t.UserID); err != nil {
-			return err
-		}
-		if err := supersedePendingChanges(ctx, tx, t.UserID, now); err != nil {
-			return err
-		}
-		if _, err := tx.NewDelete().Model((*authTokenRow)(nil)).
-			Where("user_id = ? AND purpose = ?", t.UserID, auth.PurposeResetPassword).Exec(ctx); err != nil {
-			return err
-		}
-		if notice != nil {
-			return enqueueMailTx(ctx, tx, notice)
-		}
-		return nil
-	})
-}
-
-// CreateUserAudited implements auth.SupportStore.
-func (s *SessionStore) CreateUserAudited(ctx context.Context, u *account.User, e *audit.Entry) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := insertUser(ctx, tx, u); err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, e)
-	})
-}
-
-// DeleteSessionsAudited implements auth.SupportStore. The entry's details
-// get the number of sessions revoked; a named session that does not exist
-// is ErrSessionNotFound, and nothing is recorded.
-func (s *SessionStore) DeleteSessionsAudited(ctx context.Context, userID, sessionID uuid.UUID, e *audit.Entry) (int, error) {
-	var n int
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID)
-		if sessionID != uuid.Nil {
-			q = q.Where("id = ?", sessionID)
-		}
-		res, err := q.Exec(ctx)
-		if err != nil {
-			return err
-		}
-		affected, _ := res.RowsAffected()
-		n = int(affected)
-		if sessionID != uuid.Nil && n == 0 {
-			return auth.ErrSessionNotFound // nothing done, nothing to record
-		}
-		if e.Details == nil {
-			e.Details = map[string]string{}
-		}
-		e.Details["revoked"] = strconv.Itoa(n)
-		return insertAudit(ctx, tx, e)
-	})
-	return n, err
-}
-
-// InsertAudit implements auth.SupportStore.
-func (s *SessionStore) InsertAudit(ctx context.Context, e *audit.Entry) error {
-	return insertAudit(ctx, s.db.bun, e)
+// SupersedeProfileChanges implements auth.Tx: every pending profile
+// change of the user is superseded and its tokens stop working.
+func (t Tx) SupersedeProfileChanges(ctx context.Context, userID uuid.UUID, at time.Time) error {
+	return supersedePendingChanges(ctx, t.idb, userID, at)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -50,58 +49,48 @@ func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops
 	return out, nil
 }
 
-// PublishLiveOps implements liveops.Store. Publishers hold the advisory
-// lock fixture seeding holds (seedLockKey) on PostgreSQL, and the write
-// lock SQLite's IMMEDIATE transactions take up front, so operators and
-// the seeder take turns and the newest version cannot move between
+// InTx implements liveops.Store and liveops.RoleStore.
+func (s *LiveOpsStore) InTx(ctx context.Context, fn func(ctx context.Context, tx liveops.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
+}
+
+// LockPublications implements liveops.Tx and seed.Tx. Live-ops
+// publishers and the fixture seeder hold the advisory lock seedLockKey on
+// PostgreSQL, and the write lock SQLite's IMMEDIATE transactions take up
+// front, so they take turns and the newest version cannot move between
 // reading it and inserting the next one.
-func (s *LiveOpsStore) PublishLiveOps(ctx context.Context, next func(head *liveops.Head, cfg *liveops.Config) (*liveops.Publication, *audit.Entry, error)) (*liveops.Head, error) {
-	var out *liveops.Head
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if s.db.dialect == Postgres {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", seedLockKey); err != nil {
-				return err
-			}
-		}
-		var head *liveops.Head
-		var cfg *liveops.Config
-		var row liveOpsRow
-		err := tx.NewSelect().Model(&row).OrderExpr("version DESC").Limit(1).Scan(ctx)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		default:
-			h := row.head()
-			head, cfg = &h, &liveops.Config{}
-			if err := json.Unmarshal([]byte(row.Body), cfg); err != nil {
-				return fmt.Errorf("decode live-ops version %d: %w", row.Version, err)
-			}
-		}
-		p, e, err := next(head, cfg)
-		if err != nil || p == nil {
-			return err
-		}
-		body, err := json.Marshal(p.Config)
-		if err != nil {
-			return err
-		}
-		h := p.Head
-		ins := &liveOpsRow{Version: h.Version, ETag: h.ETag, ContentHash: h.Hash, Body: string(body), Source: h.Source,
-			PublishedAt: h.PublishedAt.UTC(), PublishedBy: h.PublishedBy, Description: h.Description}
-		if _, err := tx.NewInsert().Model(ins).Exec(ctx); err != nil {
-			return err
-		}
-		if err := insertAudit(ctx, tx, e); err != nil {
-			return err
-		}
-		out = &h
-		return nil
-	})
-	if err != nil {
-		return nil, mapError(err)
+func (t Tx) LockPublications(ctx context.Context) error {
+	return t.advisoryLock(ctx, seedLockKey)
+}
+
+// LatestLiveOps implements liveops.Tx.
+func (t Tx) LatestLiveOps(ctx context.Context) (*liveops.Head, *liveops.Config, error) {
+	var row liveOpsRow
+	err := t.idb.NewSelect().Model(&row).OrderExpr("version DESC").Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
 	}
-	return out, nil
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	h, cfg := row.head(), &liveops.Config{}
+	if err := json.Unmarshal([]byte(row.Body), cfg); err != nil {
+		return nil, nil, fmt.Errorf("decode live-ops version %d: %w", row.Version, err)
+	}
+	return &h, cfg, nil
+}
+
+// InsertLiveOps implements liveops.Tx.
+func (t Tx) InsertLiveOps(ctx context.Context, p *liveops.Publication) error {
+	body, err := json.Marshal(p.Config)
+	if err != nil {
+		return err
+	}
+	h := p.Head
+	row := &liveOpsRow{Version: h.Version, ETag: h.ETag, ContentHash: h.Hash, Body: string(body), Source: h.Source,
+		PublishedAt: h.PublishedAt.UTC(), PublishedBy: h.PublishedBy, Description: h.Description}
+	_, err = t.idb.NewInsert().Model(row).Exec(ctx)
+	return mapError(err)
 }
 
 // CatalogVersion implements liveops.CatalogVersioner with the player
@@ -207,50 +196,25 @@ type adminRow struct {
 	Role  sql.NullString `bun:"role"`
 }
 
-// SetAdminRole implements liveops.RoleStore. It reads every administrator
-// in id order under FOR UPDATE on PostgreSQL (SQLite serialises write
-// transactions), so two concurrent demotions cannot both see a second
-// admin, and the locks are always taken in the same order.
-func (s *LiveOpsStore) SetAdminRole(ctx context.Context, ref liveops.AdminRef, to role.Role, guard liveops.RoleGuard, e *audit.Entry) (*liveops.AdminAccount, error) {
-	var prev *liveops.AdminAccount
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		var admins []adminRow
-		q := tx.NewSelect().Table("users").Column("id", "email", "name", "role").
-			Where("realm = 'admin'").OrderExpr("id")
-		if s.db.dialect == Postgres {
-			q = q.For("UPDATE")
-		}
-		if err := q.Scan(ctx, &admins); err != nil {
-			return err
-		}
-		holders := 0
-		for _, a := range admins {
-			if a.Role.String == string(role.Admin) {
-				holders++
-			}
-			if (ref.ID != uuid.Nil && a.ID == ref.ID) || (ref.ID == uuid.Nil && a.Email == ref.Email) {
-				prev = &liveops.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
-			}
-		}
-		if prev == nil {
-			return liveops.ErrAdminNotFound
-		}
-		if err := guard(*prev, to, holders); err != nil {
-			return err
-		}
-		if prev.Role == to {
-			return nil
-		}
-		if _, err := tx.NewUpdate().Table("users").Set("role = ?", string(to)).Set("updated_at = ?", e.At.UTC()).
-			Where("id = ?", prev.ID).Exec(ctx); err != nil {
-			return err
-		}
-		e.Target = "admin:" + prev.ID.String()
-		e.Details = map[string]string{"email": prev.Email, "from": string(prev.Role), "to": string(to)}
-		return insertAudit(ctx, tx, e)
-	})
-	if err != nil {
+// LockAdmins implements liveops.Tx: every administrator in id order, under
+// FOR UPDATE on PostgreSQL (SQLite serialises write transactions), so the
+// locks are always taken in the same order.
+func (t Tx) LockAdmins(ctx context.Context) ([]liveops.AdminAccount, error) {
+	var rows []adminRow
+	q := t.idb.NewSelect().Table("users").Column("id", "email", "name", "role").Where("realm = 'admin'").OrderExpr("id")
+	if err := t.forUpdate(q).Scan(ctx, &rows); err != nil {
 		return nil, mapError(err)
 	}
-	return prev, nil
+	out := make([]liveops.AdminAccount, len(rows))
+	for i, a := range rows {
+		out[i] = liveops.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
+	}
+	return out, nil
+}
+
+// SetAdminRole implements liveops.Tx.
+func (t Tx) SetAdminRole(ctx context.Context, id uuid.UUID, to role.Role, at time.Time) error {
+	_, err := t.idb.NewUpdate().Table("users").Set("role = ?", string(to)).Set("updated_at = ?", at.UTC()).
+		Where("id = ?", id).Exec(ctx)
+	return mapError(err)
 }

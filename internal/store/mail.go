@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -73,15 +72,16 @@ type mailAttemptRow struct {
 	Error      string     `bun:"error"`
 }
 
-// MailStore implements mail.Store and mail.OutboxStore.
+// MailStore implements mail.Store and mail.OutboxStore; the worker's and
+// the support retry's steps are those of Tx.
 type MailStore struct{ db *DB }
 
 // Mail returns the outbox store.
 func (db *DB) Mail() *MailStore { return &MailStore{db: db} }
 
-// enqueueMailTx writes m to the outbox inside the caller's transaction, so
-// the message exists if and only if the change that caused it commits.
-// Every store that sends mail calls this from its own transaction.
+// enqueueMailTx writes m to the outbox on idb. Run as a step of a
+// transaction (Tx.EnqueueMail), the message exists if and only if the
+// change that caused it commits.
 func enqueueMailTx(ctx context.Context, idb bun.IDB, m *mail.Outgoing) error {
 	row := &mailRow{
 		ID:            m.ID,
@@ -107,146 +107,108 @@ func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
 	return enqueueMailTx(ctx, s.db.bun, m)
 }
 
-// ClaimMail implements mail.Store. On PostgreSQL the due row is locked
-// with FOR UPDATE SKIP LOCKED, so concurrent workers each take a different
-// row without waiting; on SQLite the immediate transaction serialises
-// claimers. Either way the claim moves next_attempt_at to the end of the
-// lease, so the row is not due again until the lease lapses.
-func (s *MailStore) ClaimMail(ctx context.Context, worker string, now time.Time, lease time.Duration) (*mail.Claim, error) {
-	now = now.UTC()
-	until := now.Add(lease)
+// ClaimDue implements mail.Tx. On PostgreSQL the due row is locked with
+// FOR UPDATE SKIP LOCKED, so concurrent workers each take a different row
+// without waiting; on SQLite the immediate transaction serialises
+// claimers.
+func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (*mail.Claim, error) {
+	now, until = now.UTC(), until.UTC()
 	lock := ""
-	if s.db.dialect == Postgres {
+	if t.postgres() {
 		lock = "FOR UPDATE SKIP LOCKED"
 	}
-	var claim *mail.Claim
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		var row mailRow
-		err := tx.NewRaw(`UPDATE mail_outbox
-			SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
-			    next_attempt_at = ?, updated_at = ?
-			WHERE id = (
-				SELECT id FROM mail_outbox
-				WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? AND expires_at > ?
-				ORDER BY next_attempt_at
-				LIMIT 1 `+lock+`)
-			-- Checked again on the row as it is after any concurrent claim.
-			AND status IN ('pending', 'sending') AND next_attempt_at <= ?
-			RETURNING id, template, recipient, payload, attempts, expires_at`,
-			worker, until, until, now, now, now, now).Scan(ctx, &row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		// An attempt still marked as sending belongs to a worker whose
-		// lease lapsed: it died or hung. Say so in the attempt log.
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
-			WHERE message_id = ? AND outcome = ?`,
-			mail.OutcomeAbandoned, now, "lease lapsed; another worker took over", row.ID, mail.OutcomeSending).Exec(ctx); err != nil {
-			return err
-		}
-		att := &mailAttemptRow{MessageID: row.ID, Attempt: row.Attempts, Worker: worker, StartedAt: now, Outcome: string(mail.OutcomeSending)}
-		if _, err := tx.NewInsert().Model(att).Exec(ctx); err != nil {
-			return err
-		}
-		claim = &mail.Claim{
-			ID: row.ID, Template: mail.Template(row.Template), To: row.Recipient, Payload: row.Payload,
-			Attempt: row.Attempts, Worker: worker, StartedAt: now, ExpiresAt: row.ExpiresAt.UTC(),
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, mapError(fmt.Errorf("claim mail: %w", err))
+	var row mailRow
+	err := t.idb.NewRaw(`UPDATE mail_outbox
+		SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
+		    next_attempt_at = ?, updated_at = ?
+		WHERE id = (
+			SELECT id FROM mail_outbox
+			WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? AND expires_at > ?
+			ORDER BY next_attempt_at
+			LIMIT 1 `+lock+`)
+		-- Checked again on the row as it is after any concurrent claim.
+		AND status IN ('pending', 'sending') AND next_attempt_at <= ?
+		RETURNING id, template, recipient, payload, attempts, expires_at`,
+		worker, until, until, now, now, now, now).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
 	}
-	return claim, nil
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &mail.Claim{ID: row.ID, Template: mail.Template(row.Template), To: row.Recipient, Payload: row.Payload,
+		Attempt: row.Attempts, ExpiresAt: row.ExpiresAt.UTC()}, nil
 }
 
-// FinishMail implements mail.Store. The attempt log always gets the true
-// outcome; the message row only changes while this claim still holds it.
-func (s *MailStore) FinishMail(ctx context.Context, c *mail.Claim, r mail.Result) error {
-	at := r.At.UTC()
-	status, next := mail.StatusPending, r.NextAttemptAt.UTC()
-	var sentAt *time.Time
-	keepPayload := true
-	switch r.Outcome {
-	case mail.OutcomeSent:
-		status, next, sentAt, keepPayload = mail.StatusSent, at, &at, false
-	case mail.OutcomeFailed:
-		status, next = mail.StatusFailed, at
-	case mail.OutcomeRetry, mail.OutcomeInterrupted:
-	default:
-		return fmt.Errorf("finish mail: unexpected outcome %q", r.Outcome)
-	}
-	lost := false
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
-			WHERE message_id = ? AND attempt = ?`,
-			r.Outcome, at, r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt).Exec(ctx); err != nil {
-			return err
-		}
-		payload := "payload"
-		if !keepPayload {
-			payload = "NULL"
-		}
-		res, err := tx.NewRaw(`UPDATE mail_outbox
-			SET status = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
-			    last_error = ?, updated_at = ?, sent_at = ?, payload = `+payload+`
-			WHERE id = ? AND status = 'sending' AND lease_owner = ? AND attempts = ?`,
-			status, next, truncate(r.Error, 2000), at, sentAt, c.ID, c.Worker, c.Attempt).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		lost = n == 0
-		return nil
-	})
-	if err != nil {
-		return mapError(fmt.Errorf("finish mail: %w", err))
-	}
-	if lost {
-		return mail.ErrLeaseLost
-	}
-	return nil
+// AbandonAttempts implements mail.Tx.
+func (t Tx) AbandonAttempts(ctx context.Context, id uuid.UUID, at time.Time, reason string) error {
+	_, err := t.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+		WHERE message_id = ? AND outcome = ?`,
+		mail.OutcomeAbandoned, at.UTC(), reason, id, mail.OutcomeSending).Exec(ctx)
+	return mapError(err)
 }
 
-// ExpireMail implements mail.Store.
-func (s *MailStore) ExpireMail(ctx context.Context, now time.Time) (int, error) {
+// InsertAttempt implements mail.Tx.
+func (t Tx) InsertAttempt(ctx context.Context, c *mail.Claim) error {
+	row := &mailAttemptRow{MessageID: c.ID, Attempt: c.Attempt, Worker: c.Worker, StartedAt: c.StartedAt.UTC(),
+		Outcome: string(mail.OutcomeSending)}
+	_, err := t.idb.NewInsert().Model(row).Exec(ctx)
+	return mapError(err)
+}
+
+// FinishAttempt implements mail.Tx.
+func (t Tx) FinishAttempt(ctx context.Context, c *mail.Claim, r mail.Result) error {
+	_, err := t.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
+		WHERE message_id = ? AND attempt = ?`,
+		r.Outcome, r.At.UTC(), r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt).Exec(ctx)
+	return mapError(err)
+}
+
+// SettleMail implements mail.Tx.
+func (t Tx) SettleMail(ctx context.Context, c *mail.Claim, s mail.Settlement) (bool, error) {
+	payload := "payload"
+	if s.DropPayload {
+		payload = "NULL"
+	}
+	res, err := t.idb.NewRaw(`UPDATE mail_outbox
+		SET status = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+		    last_error = ?, updated_at = ?, sent_at = ?, payload = `+payload+`
+		WHERE id = ? AND status = 'sending' AND lease_owner = ? AND attempts = ?`,
+		s.Status, s.NextAttemptAt, truncate(s.Error, 2000), s.At, s.SentAt, c.ID, c.Worker, c.Attempt).Exec(ctx)
+	if err != nil {
+		return false, mapError(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// ExpireDue implements mail.Tx.
+func (t Tx) ExpireDue(ctx context.Context, now time.Time) (int, error) {
 	now = now.UTC()
-	var expired int64
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		// Live messages past their link's expiry; a sending one only once
-		// its lease has lapsed, so a worker mid-attempt is not overtaken.
-		const due = `expires_at <= ? AND (status = 'pending' OR (status = 'sending' AND next_attempt_at <= ?))`
-		if _, err := tx.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
-			WHERE outcome = ? AND message_id IN (SELECT id FROM mail_outbox WHERE `+due+`)`,
-			mail.OutcomeAbandoned, now, "lease lapsed; message expired", mail.OutcomeSending, now, now).Exec(ctx); err != nil {
-			return err
-		}
-		res, err := tx.NewRaw(`UPDATE mail_outbox
-			SET status = 'expired', payload = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?,
-			    last_error = CASE WHEN last_error = '' THEN 'the link expired before the message could be delivered' ELSE last_error END
-			WHERE `+due, now, now, now).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if expired, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		// A failed message can be retried only while its link works; after
-		// that its payload is dead weight and a liability.
-		_, err = tx.NewRaw(`UPDATE mail_outbox SET payload = NULL
-			WHERE status = 'failed' AND expires_at <= ? AND payload IS NOT NULL`, now).Exec(ctx)
-		return err
-	})
-	if err != nil {
-		return 0, mapError(fmt.Errorf("expire mail: %w", err))
+	// Live messages past their link's expiry; a sending one only once its
+	// lease has lapsed, so a worker mid-attempt is not overtaken.
+	const due = `expires_at <= ? AND (status = 'pending' OR (status = 'sending' AND next_attempt_at <= ?))`
+	if _, err := t.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+		WHERE outcome = ? AND message_id IN (SELECT id FROM mail_outbox WHERE `+due+`)`,
+		mail.OutcomeAbandoned, now, "lease lapsed; message expired", mail.OutcomeSending, now, now).Exec(ctx); err != nil {
+		return 0, mapError(err)
 	}
-	return int(expired), nil
+	res, err := t.idb.NewRaw(`UPDATE mail_outbox
+		SET status = 'expired', payload = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?,
+		    last_error = CASE WHEN last_error = '' THEN 'the link expired before the message could be delivered' ELSE last_error END
+		WHERE `+due, now, now, now).Exec(ctx)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// DropDeadPayloads implements mail.Tx.
+func (t Tx) DropDeadPayloads(ctx context.Context, now time.Time) error {
+	_, err := t.idb.NewRaw(`UPDATE mail_outbox SET payload = NULL
+		WHERE status = 'failed' AND expires_at <= ? AND payload IS NOT NULL`, now.UTC()).Exec(ctx)
+	return mapError(err)
 }
 
 // PruneMail implements mail.Store.
@@ -305,28 +267,29 @@ func (s *MailStore) GetMail(ctx context.Context, id uuid.UUID) (*mail.Message, [
 	return &m, out, nil
 }
 
-// RetryMail implements mail.OutboxStore.
-func (s *MailStore) RetryMail(ctx context.Context, id uuid.UUID, now time.Time, e *audit.Entry) (bool, error) {
+// InTx implements mail.Store and mail.OutboxStore.
+func (s *MailStore) InTx(ctx context.Context, fn func(ctx context.Context, tx mail.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
+}
+
+// RequeueFailed implements mail.Tx. The conditions are checked again on
+// the row as it is now, so a message that changed since the caller looked
+// is left alone.
+func (t Tx) RequeueFailed(ctx context.Context, id uuid.UUID, now time.Time) (bool, error) {
 	now = now.UTC()
-	ok := false
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?, updated_at = ?
-			WHERE id = ? AND status = 'failed' AND expires_at > ? AND payload IS NOT NULL`,
-			now, now, id, now).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
-			return err
-		}
-		ok = true
-		return insertAudit(ctx, tx, e)
-	})
+	res, err := t.idb.NewRaw(`UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?, updated_at = ?
+		WHERE id = ? AND status = 'failed' AND expires_at > ? AND payload IS NOT NULL`,
+		now, now, id, now).Exec(ctx)
 	if err != nil {
-		return false, mapError(fmt.Errorf("retry mail: %w", err))
+		return false, mapError(err)
 	}
-	return ok, nil
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// EnqueueMail implements the enqueue-mail step of every service's Tx.
+func (t Tx) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
+	return enqueueMailTx(ctx, t.idb, m)
 }
 
 func truncate(s string, n int) string {

@@ -29,12 +29,11 @@ func (db *DB) Player() *PlayerStore {
 
 // InTx implements player.Store.
 func (s *PlayerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx player.Tx) error) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, playerQ{idb: tx, db: s.db.bun, dialect: s.db.dialect})
-	})
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
-// playerQ runs the player queries on a DB or inside a transaction.
+// playerQ is the player area's queries of Tx: it runs them on a DB or
+// inside a transaction.
 type playerQ struct {
 	idb     bun.IDB
 	db      *bun.DB // scans rows of either

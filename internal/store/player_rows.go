@@ -48,9 +48,11 @@ func (q playerQ) each(ctx context.Context, scan func(rowScanner) error, query st
 	return mapError(rows.Err())
 }
 
-// eachPgx runs a read on a pooled connection's pgx.Conn. Like
-// database/sql's pgx driver, pgx prepares each statement once per
-// connection and binds the values as parameters.
+// eachPgx runs a read on a pooled connection's pgx.Conn and calls scan for
+// every row. It is the store's one way from database/sql to pgx (see the
+// package doc). Like database/sql's pgx driver, pgx prepares each
+// statement once per connection and binds the values as parameters; query
+// takes PostgreSQL's $n placeholders (DB.placeholders).
 func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query string, args []any) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -110,20 +112,46 @@ func (q playerQ) rows(ctx context.Context, query string, args ...any) (*sql.Rows
 	return rows, mapError(err)
 }
 
-// numberPlaceholders turns ? into PostgreSQL's $1, $2, … The player
-// queries hold no ? inside string literals.
+// placeholders returns query, written with bun's ? placeholders, with
+// the dialect's own: $1, $2, … on PostgreSQL, unchanged on SQLite.
+func (db *DB) placeholders(query string) string {
+	if db.dialect == Postgres {
+		return numberPlaceholders(query)
+	}
+	return query
+}
+
+// numberPlaceholders turns each ? into PostgreSQL's $1, $2, … It leaves
+// alone a ? inside a string literal ('…'), a quoted identifier ("…") or a
+// line comment (-- …), so a literal question mark cannot shift the
+// numbering. (PostgreSQL's jsonb ? operators are not used by the store.)
 func numberPlaceholders(query string) string {
 	var b strings.Builder
 	b.Grow(len(query) + 16)
 	n := 0
+	var quote byte // the quote or '-' (line comment) we are inside, or 0
 	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
+		c := query[i]
+		switch {
+		case quote == '-':
+			if c == '\n' {
+				quote = 0
+			}
+		case quote != 0:
+			if c == quote {
+				quote = 0 // a doubled quote closes and reopens: same result
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '-' && i+1 < len(query) && query[i+1] == '-':
+			quote = '-'
+		case c == '?':
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))
 			continue
 		}
-		b.WriteByte(query[i])
+		b.WriteByte(c)
 	}
 	return b.String()
 }
@@ -277,10 +305,41 @@ func (e emptyString) ScanText(v pgtype.Text) error {
 }
 
 func (e emptyString) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
+	var valid bool
+	return scanText(src, e.s, &valid)
+}
+
+// optString is a nullable string that scans from either driver without
+// allocating: a pointer to it is all a scan destination holds.
+type optString struct {
+	String string
+	Valid  bool
+}
+
+func (o *optString) ScanText(v pgtype.Text) error {
+	o.String, o.Valid = v.String, v.Valid
+	return nil
+}
+
+func (o *optString) Scan(src any) error { return scanText(src, &o.String, &o.Valid) }
+
+// scanText scans a nullable text column from database/sql into s and
+// valid. The driver's string or []byte is taken as it is, without the
+// heap-allocated sql.NullString a conversion would take.
+func scanText(src any, s *string, valid *bool) error {
+	switch v := src.(type) {
+	case nil:
+		*s, *valid = "", false
+	case string:
+		*s, *valid = v, true
+	case []byte:
+		*s, *valid = string(v), true
+	default:
+		var ns sql.NullString
+		if err := ns.Scan(src); err != nil {
+			return err
+		}
+		*s, *valid = ns.String, ns.Valid
 	}
-	*e.s = v.String
 	return nil
 }

@@ -53,3 +53,21 @@ func TestScanDestinationsClearOnNull(t *testing.T) {
 		t.Errorf("emptyString.ScanText(NULL) = %v, left %q", err, str)
 	}
 }
+
+// optString reports NULL as invalid whichever driver fills it, and a
+// value as valid, clearing what the previous row left.
+func TestOptStringScan(t *testing.T) {
+	o := optString{String: "left over", Valid: true}
+	if err := o.Scan(nil); err != nil || o.String != "" || o.Valid {
+		t.Errorf("Scan(nil) = %v, left %+v", err, o)
+	}
+	if err := o.ScanText(pgtype.Text{String: "img", Valid: true}); err != nil || o.String != "img" || !o.Valid {
+		t.Errorf("ScanText(img) = %v, left %+v", err, o)
+	}
+	if err := o.ScanText(pgtype.Text{}); err != nil || o.String != "" || o.Valid {
+		t.Errorf("ScanText(NULL) = %v, left %+v", err, o)
+	}
+	if err := o.Scan([]byte("img")); err != nil || o.String != "img" || !o.Valid {
+		t.Errorf("Scan(img) = %v, left %+v", err, o)
+	}
+}

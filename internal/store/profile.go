@@ -12,8 +12,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/account"
-	"github.com/towerdefence/platformctl/internal/audit"
-	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/profile"
 )
 
@@ -103,9 +101,7 @@ func (db *DB) Profiles() *ProfileStore { return &ProfileStore{db: db} }
 
 // InTx implements profile.Store.
 func (s *ProfileStore) InTx(ctx context.Context, fn func(ctx context.Context, tx profile.Tx) error) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &profileTx{tx: tx, postgres: s.db.dialect == Postgres})
-	})
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
 // Token implements profile.Store.
@@ -143,14 +139,14 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 	since := now.Add(-window)
 	keys = slices.Sorted(slices.Values(keys)) // one lock order for every caller
 	var wait time.Duration
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		for _, key := range keys {
 			if s.db.dialect == Postgres {
-				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
+				if _, err := tx.idb.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
 					return err
 				}
 			}
-			n, err := tx.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
+			n, err := tx.idb.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
 			if err != nil {
 				return err
 			}
@@ -160,7 +156,7 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 			// A slot frees up when the event that put the key at its limit
 			// leaves the window.
 			var oldest rateEventRow
-			if err := tx.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
+			if err := tx.idb.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
 				Order("at").Offset(n - int64(limit)).Limit(1).Scan(ctx); err != nil {
 				return err
 			}
@@ -173,7 +169,7 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 		for i, key := range keys {
 			rows[i] = rateEventRow{Key: key, At: now}
 		}
-		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+		_, err := tx.idb.NewInsert().Model(&rows).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -182,48 +178,35 @@ func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit in
 	return wait, nil
 }
 
-// Prune implements profile.Store.
-func (s *ProfileStore) Prune(ctx context.Context, staleBefore, deleteBefore, eventsBefore time.Time) (int, error) {
-	var deleted int64
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
-			Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, staleBefore.UTC()).
-			Exec(ctx); err != nil {
-			return err
-		}
-		res, err := tx.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", deleteBefore.UTC()).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		if deleted, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		_, err = tx.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", eventsBefore.UTC()).Exec(ctx)
-		return err
-	})
+// DropStalePasswordHashes implements profile.Tx.
+func (t Tx) DropStalePasswordHashes(ctx context.Context, before time.Time) error {
+	_, err := t.idb.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
+		Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, before.UTC()).
+		Exec(ctx)
+	return mapError(err)
+}
+
+// DeleteChanges implements profile.Tx.
+func (t Tx) DeleteChanges(ctx context.Context, before time.Time) (int, error) {
+	res, err := t.idb.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", before.UTC()).Exec(ctx)
 	if err != nil {
-		return 0, mapError(fmt.Errorf("prune profile changes: %w", err))
+		return 0, mapError(err)
 	}
-	return int(deleted), nil
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
-// profileTx implements profile.Tx over one bun transaction.
-type profileTx struct {
-	tx       bun.Tx
-	postgres bool
+// DeleteRateEvents implements profile.Tx.
+func (t Tx) DeleteRateEvents(ctx context.Context, before time.Time) error {
+	_, err := t.idb.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", before.UTC()).Exec(ctx)
+	return mapError(err)
 }
 
-func (t *profileTx) forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
-	if t.postgres {
-		return q.For("UPDATE")
-	}
-	// SQLite: the immediate transaction already holds the write lock.
-	return q
-}
+// The steps of profile.Tx.
 
-func (t *profileTx) LockUser(ctx context.Context, id uuid.UUID) (*account.User, error) {
+func (t Tx) LockUser(ctx context.Context, id uuid.UUID) (*account.User, error) {
 	var row userRow
-	err := t.forUpdate(t.tx.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx)
+	err := t.forUpdate(t.idb.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, account.ErrNotFound
 	}
@@ -233,13 +216,13 @@ func (t *profileTx) LockUser(ctx context.Context, id uuid.UUID) (*account.User, 
 	return row.user(), nil
 }
 
-func (t *profileTx) TokenByHash(ctx context.Context, hash string) (*profile.Token, error) {
-	return tokenByHash(ctx, t.tx, hash)
+func (t Tx) TokenByHash(ctx context.Context, hash string) (*profile.Token, error) {
+	return tokenByHash(ctx, t.idb, hash)
 }
 
-func (t *profileTx) ConsumeToken(ctx context.Context, hash string, now time.Time) (bool, error) {
+func (t Tx) ConsumeToken(ctx context.Context, hash string, now time.Time) (bool, error) {
 	now = now.UTC()
-	res, err := t.tx.NewUpdate().Model((*profileTokenRow)(nil)).
+	res, err := t.idb.NewUpdate().Model((*profileTokenRow)(nil)).
 		Set("consumed_at = ?", now).
 		Where("token_hash = ? AND consumed_at IS NULL AND superseded_at IS NULL AND expires_at > ?", hash, now).
 		Exec(ctx)
@@ -250,22 +233,22 @@ func (t *profileTx) ConsumeToken(ctx context.Context, hash string, now time.Time
 	return n == 1, err
 }
 
-func (t *profileTx) LockChange(ctx context.Context, id uuid.UUID) (*profile.Change, error) {
+func (t Tx) LockChange(ctx context.Context, id uuid.UUID) (*profile.Change, error) {
 	var row changeRow
-	if err := t.forUpdate(t.tx.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx); err != nil {
+	if err := t.forUpdate(t.idb.NewSelect().Model(&row).Where("id = ?", id)).Scan(ctx); err != nil {
 		return nil, mapError(err)
 	}
 	return row.change(), nil
 }
 
-func (t *profileTx) SupersedePending(ctx context.Context, userID uuid.UUID, now time.Time, types ...profile.Type) error {
-	return supersedePendingChanges(ctx, t.tx, userID, now, types...)
+func (t Tx) SupersedePending(ctx context.Context, userID uuid.UUID, now time.Time, types ...profile.Type) error {
+	return supersedePendingChanges(ctx, t.idb, userID, now, types...)
 }
 
 // supersedePendingChanges marks the user's pending profile changes of the
 // given types (all types when none are given) superseded and their tokens
 // dead, dropping any new password hash they carried.
-func supersedePendingChanges(ctx context.Context, tx bun.Tx, userID uuid.UUID, now time.Time, types ...profile.Type) error {
+func supersedePendingChanges(ctx context.Context, tx bun.IDB, userID uuid.UUID, now time.Time, types ...profile.Type) error {
 	now = now.UTC()
 	pending := tx.NewSelect().Model((*changeRow)(nil)).Column("id").Where("user_id = ? AND status = ?", userID, profile.StatusPending)
 	update := tx.NewUpdate().Model((*changeRow)(nil)).
@@ -287,16 +270,16 @@ func supersedePendingChanges(ctx context.Context, tx bun.Tx, userID uuid.UUID, n
 	return mapError(err)
 }
 
-func (t *profileTx) InsertChange(ctx context.Context, c *profile.Change) error {
-	_, err := t.tx.NewInsert().Model(changeToRow(c)).Exec(ctx)
+func (t Tx) InsertChange(ctx context.Context, c *profile.Change) error {
+	_, err := t.idb.NewInsert().Model(changeToRow(c)).Exec(ctx)
 	return mapError(err)
 }
 
 // UpdateChange writes the state of c. A change that is no longer pending
 // drops its new password hash: it is either in the users table now or
 // will never be used.
-func (t *profileTx) UpdateChange(ctx context.Context, c *profile.Change) error {
-	q := t.tx.NewUpdate().Model((*changeRow)(nil)).
+func (t Tx) UpdateChange(ctx context.Context, c *profile.Change) error {
+	q := t.idb.NewUpdate().Model((*changeRow)(nil)).
 		Set("status = ?", string(c.Status)).Set("step = ?", string(c.Step)).
 		Set("updated_at = ?", c.UpdatedAt.UTC()).Set("completed_at = ?", utcPtr(c.CompletedAt)).
 		Where("id = ?", c.ID)
@@ -307,29 +290,29 @@ func (t *profileTx) UpdateChange(ctx context.Context, c *profile.Change) error {
 	return mapError(err)
 }
 
-func (t *profileTx) InsertToken(ctx context.Context, tok *profile.Token) error {
+func (t Tx) InsertToken(ctx context.Context, tok *profile.Token) error {
 	row := &profileTokenRow{
 		TokenHash: tok.Hash, ChangeID: tok.ChangeID, UserID: tok.UserID, Type: string(tok.Type), Step: string(tok.Step),
 		CreatedAt: tok.CreatedAt.UTC(), ExpiresAt: tok.ExpiresAt.UTC(),
 	}
-	_, err := t.tx.NewInsert().Model(row).Exec(ctx)
+	_, err := t.idb.NewInsert().Model(row).Exec(ctx)
 	return mapError(err)
 }
 
-func (t *profileTx) NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error) {
-	ok, err := t.tx.NewSelect().Model((*userRow)(nil)).
+func (t Tx) NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error) {
+	ok, err := t.idb.NewSelect().Model((*userRow)(nil)).
 		Where("realm = ? AND nickname_key = ? AND id <> ?", string(realm), account.NicknameKey(nickname), except).Exists(ctx)
 	return ok, mapError(err)
 }
 
-func (t *profileTx) EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error) {
-	ok, err := t.tx.NewSelect().Model((*userRow)(nil)).
+func (t Tx) EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error) {
+	ok, err := t.idb.NewSelect().Model((*userRow)(nil)).
 		Where("realm = ? AND email = ? AND id <> ?", string(realm), email, except).Exists(ctx)
 	return ok, mapError(err)
 }
 
-func (t *profileTx) UpdateProfile(ctx context.Context, userID uuid.UUID, name, nickname string, at time.Time) error {
-	_, err := t.tx.NewUpdate().Model((*userRow)(nil)).
+func (t Tx) UpdateProfile(ctx context.Context, userID uuid.UUID, name, nickname string, at time.Time) error {
+	_, err := t.idb.NewUpdate().Model((*userRow)(nil)).
 		Set("name = ?", name).Set("nickname = ?", nickname).Set("nickname_key = ?", account.NicknameKey(nickname)).
 		Set("updated_at = ?", at.UTC()).Where("id = ?", userID).Exec(ctx)
 	return mapUserError(err)
@@ -338,29 +321,13 @@ func (t *profileTx) UpdateProfile(ctx context.Context, userID uuid.UUID, name, n
 // UpdateEmail also deletes the tokens mailed to the user's old address
 // (password reset, email verification): that inbox no longer speaks for
 // the account.
-func (t *profileTx) UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error {
-	_, err := t.tx.NewUpdate().Model((*userRow)(nil)).
+func (t Tx) UpdateEmail(ctx context.Context, userID uuid.UUID, email string, at time.Time) error {
+	_, err := t.idb.NewUpdate().Model((*userRow)(nil)).
 		Set("email = ?", email).Set("email_verified = ?", true).
 		Set("updated_at = ?", at.UTC()).Where("id = ?", userID).Exec(ctx)
 	if err != nil {
 		return mapUserError(err)
 	}
-	_, err = t.tx.NewDelete().Model((*authTokenRow)(nil)).Where("user_id = ?", userID).Exec(ctx)
+	_, err = t.idb.NewDelete().Model((*authTokenRow)(nil)).Where("user_id = ?", userID).Exec(ctx)
 	return mapError(err)
-}
-
-func (t *profileTx) SetPasswordHash(ctx context.Context, userID uuid.UUID, hash string, at time.Time) error {
-	return setPasswordHash(ctx, t.tx, userID, hash, at)
-}
-
-func (t *profileTx) RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error) {
-	return revokeSessionsTx(ctx, t.tx, userID)
-}
-
-func (t *profileTx) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
-	return enqueueMailTx(ctx, t.tx, m)
-}
-
-func (t *profileTx) InsertAudit(ctx context.Context, e *audit.Entry) error {
-	return insertAudit(ctx, t.tx, e)
 }

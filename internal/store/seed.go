@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/seed"
@@ -27,29 +26,17 @@ const seedLockKey = 7_202_611_210_005
 
 // Ledger implements seed.Store.
 func (s *SeedStore) Ledger(ctx context.Context) (map[string]string, error) {
-	return seedQ{playerQ{idb: s.db.bun, db: s.db.bun, dialect: s.db.dialect}}.Ledger(ctx)
+	return s.db.on(s.db.bun).Ledger(ctx)
 }
 
-// InSeedTx implements seed.Store. On PostgreSQL a transaction-scoped
-// advisory lock makes concurrent seeders take turns; SQLite's IMMEDIATE
-// transactions already do.
-func (s *SeedStore) InSeedTx(ctx context.Context, fn func(ctx context.Context, tx seed.Tx) error) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if s.db.dialect == Postgres {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", seedLockKey); err != nil {
-				return mapError(err)
-			}
-		}
-		return fn(ctx, seedQ{playerQ{idb: tx, db: s.db.bun, dialect: s.db.dialect}})
-	})
+// InTx implements seed.Store.
+func (s *SeedStore) InTx(ctx context.Context, fn func(ctx context.Context, tx seed.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
-// seedQ adds the seeding statements to the player queries.
-type seedQ struct{ playerQ }
+// The seeding steps of seed.Tx.
 
-var _ seed.Tx = seedQ{}
-
-func (q seedQ) CatalogHash(ctx context.Context) (int, string, error) {
+func (q Tx) CatalogHash(ctx context.Context) (int, string, error) {
 	var version int
 	var hash string
 	err := q.idb.NewRaw("SELECT version, content_hash FROM content_catalogs ORDER BY version DESC LIMIT 1").Scan(ctx, &version, &hash)
@@ -59,7 +46,7 @@ func (q seedQ) CatalogHash(ctx context.Context) (int, string, error) {
 	return version, hash, mapError(err)
 }
 
-func (q seedQ) CardRegistry(ctx context.Context) (map[uint32]string, error) {
+func (q Tx) CardRegistry(ctx context.Context) (map[uint32]string, error) {
 	var rows []struct {
 		NumID  uint32 `bun:"num_id"`
 		CardID string `bun:"card_id"`
@@ -75,7 +62,7 @@ func (q seedQ) CardRegistry(ctx context.Context) (map[uint32]string, error) {
 	return out, nil
 }
 
-func (q seedQ) PublishCatalog(ctx context.Context, p seed.Published, cards []player.Card) error {
+func (q Tx) PublishCatalog(ctx context.Context, p seed.Published, cards []player.Card) error {
 	_, err := q.idb.NewRaw("INSERT INTO content_catalogs (version, etag, content_hash, body, published_at) VALUES (?, ?, ?, ?, ?)",
 		p.Version, p.ETag, p.Hash, string(p.Body), p.PublishedAt).Exec(ctx)
 	if err != nil {
@@ -91,17 +78,17 @@ func (q seedQ) PublishCatalog(ctx context.Context, p seed.Published, cards []pla
 	return nil
 }
 
-func (q seedQ) LiveOpsHead(ctx context.Context) (*liveops.Head, error) {
+func (q Tx) LiveOpsHead(ctx context.Context) (*liveops.Head, error) {
 	return liveOpsHead(ctx, q.idb)
 }
 
-func (q seedQ) PublishLiveOps(ctx context.Context, p seed.Published) error {
+func (q Tx) PublishLiveOps(ctx context.Context, p seed.Published) error {
 	_, err := q.idb.NewRaw("INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at, published_by, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		p.Version, p.ETag, p.Hash, string(p.Body), p.Source, p.PublishedAt, liveops.ActorFixtures, "defaults from the fixtures").Exec(ctx)
 	return mapError(err)
 }
 
-func (q seedQ) Ledger(ctx context.Context) (map[string]string, error) {
+func (q Tx) Ledger(ctx context.Context) (map[string]string, error) {
 	var rows []struct {
 		Item string `bun:"item"`
 		Ref  string `bun:"ref"`
@@ -117,22 +104,18 @@ func (q seedQ) Ledger(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-func (q seedQ) RecordLedger(ctx context.Context, item, ref string, at time.Time) error {
+func (q Tx) RecordLedger(ctx context.Context, item, ref string, at time.Time) error {
 	_, err := q.idb.NewRaw("INSERT INTO fixture_ledger (item, ref, applied_at) VALUES (?, ?, ?)", item, ref, at).Exec(ctx)
 	return mapError(err)
 }
 
-func (q seedQ) PlayerIDByEmail(ctx context.Context, email string) (uuid.UUID, error) {
+func (q Tx) PlayerIDByEmail(ctx context.Context, email string) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := q.idb.NewRaw("SELECT id FROM users WHERE realm = 'player' AND email = ?", email).Scan(ctx, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return uuid.Nil, nil
 	}
 	return id, mapError(err)
-}
-
-func (q seedQ) InsertUser(ctx context.Context, u *account.User) error {
-	return insertUser(ctx, q.idb, u)
 }
 
 // LiveOpsStore implements liveops.Store (see also liveops.go).

@@ -2,6 +2,31 @@
 // the bun DB for the configured URL, chooses the dialect once, runs the
 // migrations and implements the persistence interfaces the services
 // declare, mapping driver errors to platform errors on the way out.
+//
+// # Transactions
+//
+// A store method never opens a transaction except through DB.InTx, and
+// never takes a callback other than the function InTx runs. Each service
+// declares the small Tx interface it needs; Tx, the one query type here,
+// implements them all with steps over a bun.IDB, so the same steps run on
+// the database or inside a transaction, and the rule that combines them
+// stays in the service.
+//
+// # Leaving bun
+//
+// Queries go through bun: its query builder for rows with a model, NewRaw
+// for statements the builder cannot say. A read may leave bun only when a
+// benchmark shows that bun's formatting or reflective scanning costs about
+// as much as the query itself — today the session lookup behind every
+// signed-in request and the player reads. Such a read
+//   - is still written with bun's ? placeholders, numbered for PostgreSQL
+//     by numberPlaceholders (DB.placeholders), which skips quoted text and
+//     comments;
+//   - runs on PostgreSQL through eachPgx, the one place that reaches pgx;
+//   - scans into the destinations of player_rows.go, which serve pgx and
+//     database/sql alike, so one list of columns serves both dialects.
+//
+// Writes never leave bun.
 package store
 
 import (
@@ -173,9 +198,4 @@ func isConnectionError(err error) bool {
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
 		strings.Contains(msg, "connection reset") || strings.Contains(msg, "failed to connect") ||
 		strings.Contains(msg, "conn closed") || errors.Is(err, context.DeadlineExceeded)
-}
-
-// InTx runs fn in a transaction, committing when it returns nil.
-func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return mapError(db.bun.RunInTx(ctx, nil, fn))
 }

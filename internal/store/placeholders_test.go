@@ -1,0 +1,39 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// The reads that leave bun are written with bun's ? placeholders and
+// numbered for PostgreSQL; a question mark inside quoted text or a comment
+// is not a placeholder and must neither be numbered nor shift the numbers.
+func TestNumberPlaceholders(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"SELECT 1", "SELECT 1"},
+		{"a = ? AND b = ?", "a = $1 AND b = $2"},
+		{"a = '?' AND b = ?", "a = '?' AND b = $1"},
+		{"a = 'it''s ?' AND b = ?", "a = 'it''s ?' AND b = $1"},
+		{`SELECT "odd?name" FROM t WHERE x = ?`, `SELECT "odd?name" FROM t WHERE x = $1`},
+		{"SELECT ? -- why?\nFROM t WHERE x = ?", "SELECT $1 -- why?\nFROM t WHERE x = $2"},
+		{"a = 1 - ? AND b = ?", "a = 1 - $1 AND b = $2"},
+		{"LIMIT ?", "LIMIT $1"},
+	}
+	for _, c := range cases {
+		if got := numberPlaceholders(c.in); got != c.want {
+			t.Errorf("numberPlaceholders(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The session lookup is the hottest query; on PostgreSQL it must carry
+// exactly one parameter, $1, and on SQLite stay as written.
+func TestSessionLookupPlaceholders(t *testing.T) {
+	pg := (&DB{dialect: Postgres}).Sessions().lookupSQL
+	if strings.Count(pg, "$1") != 1 || strings.Contains(pg, "?") || strings.Contains(pg, "$2") {
+		t.Errorf("PostgreSQL lookup = %q, want one $1 and no ?", pg)
+	}
+	if lite := (&DB{dialect: SQLite}).Sessions().lookupSQL; lite != lookupSessionSQL {
+		t.Errorf("SQLite lookup = %q, want it unchanged", lite)
+	}
+}
