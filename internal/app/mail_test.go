@@ -120,17 +120,28 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 	smtp.Release()
 
 	second, stop := start()
-	defer stop()
 	smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
-	time.Sleep(200 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, atts, err := second.DB.Mail().GetMail(context.Background(), out.ID)
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		if m.Status == mail.StatusSent {
+			if len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted || atts[1].Outcome != mail.OutcomeSent {
+				t.Errorf("attempts %+v; want one interrupted, then one sent", atts)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("message still %s after delivery (attempts %+v)", m.Status, atts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop() // no worker runs now, so the count below is final
 	if n := len(smtp.Messages()); n != 1 {
 		t.Fatalf("%d deliveries, want 1", n)
-	}
-	m, atts, err := second.DB.Mail().GetMail(context.Background(), out.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Status != mail.StatusSent || len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted {
-		t.Fatalf("status %s, attempts %+v", m.Status, atts)
 	}
 }

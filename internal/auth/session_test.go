@@ -89,6 +89,16 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 	return &fixture{db: db, clock: clk, svc: svc, mailer: m, accounts: accounts, opts: opts}
 }
 
+// rows counts a table's rows; table is one of the test's fixed names.
+func (f *fixture) rows(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := f.db.Bun().NewRaw("SELECT count(*) FROM " + table).Scan(t.Context(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {
 	t.Helper()
 	p, err := f.svc.SignUp(context.Background(), account.RealmPlayer, account.NewUser{
@@ -158,9 +168,7 @@ func TestSignUpIsAtomicAndRealmBound(t *testing.T) {
 	if platform.ErrorCode(err) != account.CodeNicknameTaken {
 		t.Fatalf("duplicate nickname = %v", err)
 	}
-	var users, sessions int
-	f.db.Bun().NewRaw("SELECT count(*) FROM users").Scan(ctx, &users)
-	f.db.Bun().NewRaw("SELECT count(*) FROM sessions").Scan(ctx, &sessions)
+	users, sessions := f.rows(t, "users"), f.rows(t, "sessions")
 	if users != 1 || sessions != 1 {
 		t.Fatalf("after a failed sign-up: %d users, %d sessions; want 1 and 1", users, sessions)
 	}
@@ -224,9 +232,7 @@ func TestSlidingRefreshAndExpiry(t *testing.T) {
 	if _, err := f.svc.Authenticate(ctx, account.RealmPlayer, p.Token); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Fatalf("expired session = %v", err)
 	}
-	var n int
-	f.db.Bun().NewRaw("SELECT count(*) FROM sessions").Scan(ctx, &n)
-	if n != 0 {
+	if n := f.rows(t, "sessions"); n != 0 {
 		t.Fatalf("expired session not deleted on sight: %d rows", n)
 	}
 }
@@ -312,10 +318,7 @@ func TestPruneExpired(t *testing.T) {
 	if err := f.svc.RequestPasswordReset(ctx, account.RealmPlayer, "ada@example.com", "", auth.Client{}); err != nil {
 		t.Fatal(err)
 	}
-	tokens := func() (n int) {
-		f.db.Bun().NewRaw("SELECT count(*) FROM auth_tokens").Scan(ctx, &n)
-		return n
-	}
+	tokens := func() int { return f.rows(t, "auth_tokens") }
 	if tokens() != 1 || f.mailer.wakes.Load() != 1 {
 		t.Fatalf("reset request: %d tokens, %d wakes", tokens(), f.mailer.wakes.Load())
 	}

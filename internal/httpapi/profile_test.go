@@ -14,6 +14,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
 )
 
@@ -42,6 +43,26 @@ func callbackOf(srv *apitest.Server) string { return srv.URL + "/account/confirm
 func waitMail(t *testing.T, smtp *mailtest.Server, addr string, n int) mailtest.Message {
 	t.Helper()
 	return smtp.WaitForNth(t, 15*time.Second, mailtest.To(addr), n)
+}
+
+// waitOutbox polls the outbox until done accepts its rows, failing the
+// test after a deadline; it returns the accepted rows.
+func waitOutbox(t *testing.T, srv *apitest.Server, done func([]mail.Message) bool) []mail.Message {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		msgs, err := srv.App.DB.Mail().ListMail(t.Context(), mail.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(msgs) {
+			return msgs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox never reached the wanted state: %+v", msgs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 type confirmation struct {
@@ -256,7 +277,11 @@ func TestProfileRequestsRefuseBadInput(t *testing.T) {
 	wantStatus(t, res, 400, "VALIDATION_ERROR")
 	res = anon.Do("GET", "/api/profile/confirm-change", nil)
 	wantStatus(t, res, 405, "METHOD_NOT_ALLOWED")
-	time.Sleep(100 * time.Millisecond)
+	// Mail is enqueued in the request's transaction, so an empty outbox
+	// means nothing was or will be sent.
+	if msgs := waitOutbox(t, srv, func([]mail.Message) bool { return true }); len(msgs) != 0 {
+		t.Fatalf("refused requests enqueued %d mails: %+v", len(msgs), msgs)
+	}
 	if n := len(smtp.Messages()); n != 0 {
 		t.Fatalf("refused requests sent %d mails", n)
 	}
@@ -374,14 +399,32 @@ func TestRequestWhileSMTPIsDown(t *testing.T) {
 	acc := srv.SignUpPlayer(t)
 	res := acc.Client.Do("POST", "/api/profile/request-profile-change", map[string]string{"name": "Patient", "nickname": "patient", "callbackURL": callbackOf(srv)})
 	wantStatus(t, res, 200, "")
-	time.Sleep(300 * time.Millisecond) // a few failed attempts
+	waitOutbox(t, srv, func(msgs []mail.Message) bool { // a few failed attempts
+		return len(msgs) == 1 && msgs[0].Status == mail.StatusPending && msgs[0].Attempts >= 2
+	})
 	smtp := mailtest.StartAt(t, addr, mailtest.Options{})
 	m := waitMail(t, smtp, acc.User.Email, 1)
 	res, body := confirm(t, srv.Client(t), m.Token())
 	if res.Status != 200 || body.User.Nickname != "patient" {
 		t.Fatalf("confirm: %d %s", res.Status, res.Body)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Once the row is sent no worker claims it again, so the count is final.
+	msgs := waitOutbox(t, srv, func(msgs []mail.Message) bool {
+		return len(msgs) == 1 && msgs[0].Status == mail.StatusSent
+	})
+	_, atts, err := srv.App.DB.Mail().GetMail(t.Context(), msgs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, a := range atts {
+		if a.Outcome == mail.OutcomeSent {
+			sent++
+		}
+	}
+	if sent != 1 || atts[len(atts)-1].Outcome != mail.OutcomeSent {
+		t.Fatalf("attempts %+v; want failures, then exactly one sent", atts)
+	}
 	if n := len(smtp.Messages()); n != 1 {
 		t.Fatalf("%d deliveries, want 1", n)
 	}

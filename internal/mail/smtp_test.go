@@ -179,7 +179,7 @@ func TestSMTPSenderCancel(t *testing.T) {
 		t.Fatal("Send did not return after cancel")
 	}
 	srv.Release()
-	time.Sleep(50 * time.Millisecond)
+	srv.WaitSessionsEnded(t, 5*time.Second, 1)
 	if n := len(srv.Messages()); n != 0 {
 		t.Fatalf("%d messages delivered after cancel", n)
 	}

@@ -225,11 +225,15 @@ func TestWorkerStoppedMidDelivery(t *testing.T) {
 	srv.Release()
 
 	second := f.worker(t, f.openAnother(t), f.sender(t, srv.URL()), fastOptions)
-	run(t, second)
+	stopSecond := run(t, second)
 	f.waitStatus(t, out.ID, mail.StatusSent, 10*time.Second)
-	time.Sleep(100 * time.Millisecond) // let any duplicate arrive
+	stopSecond() // no worker runs now, so the counts below are final
 	if n := countByMessageID(srv.Messages())[out.ID.String()+"@example.com"]; n != 1 {
 		t.Fatalf("message delivered %d times, want 1", n)
+	}
+	m, atts = f.get(t, out.ID)
+	if m.Attempts != 2 || len(atts) != 2 || atts[1].Outcome != mail.OutcomeSent {
+		t.Fatalf("attempts %d, log %+v; want the interrupted attempt then one sent", m.Attempts, atts)
 	}
 }
 
@@ -262,9 +266,9 @@ func TestWorkerDiesMidDelivery(t *testing.T) {
 	}
 
 	second := f.worker(t, f.db, f.sender(t, srv.URL()), opts)
-	run(t, second)
+	stopSecond := run(t, second)
 	m = f.waitStatus(t, out.ID, mail.StatusSent, 10*time.Second)
-	time.Sleep(100 * time.Millisecond)
+	stopSecond() // no worker runs now, so the counts below are final
 	if n := countByMessageID(srv.Messages())[out.ID.String()+"@example.com"]; n != 1 {
 		t.Fatalf("message delivered %d times, want 1", n)
 	}
@@ -288,26 +292,29 @@ func TestTwoWorkersNeverSendTwice(t *testing.T) {
 	for i := range n {
 		ids[i] = f.enqueue(t, fmt.Sprintf("player%d@example.com", i), time.Hour).ID
 	}
-	var workers []string
+	var stops []func()
 	for range 2 {
 		w := f.worker(t, f.openAnother(t), f.sender(t, srv.URL()), fastOptions)
-		workers = append(workers, w.ID())
-		run(t, w)
+		stops = append(stops, run(t, w))
 	}
-	msgs := srv.WaitForCount(t, 30*time.Second, n)
-	time.Sleep(200 * time.Millisecond) // let any duplicate arrive
-	msgs = srv.Messages()
+	for _, id := range ids {
+		f.waitStatus(t, id, mail.StatusSent, 30*time.Second)
+	}
+	for _, stop := range stops {
+		stop() // no worker runs now, so the counts below are final
+	}
+	msgs := srv.Messages()
 	counts := countByMessageID(msgs)
 	if len(msgs) != n || len(counts) != n {
 		t.Fatalf("%d deliveries of %d distinct messages, want %d of %d", len(msgs), len(counts), n, n)
 	}
 	byWorker := map[string]int{}
 	for _, id := range ids {
-		m := f.waitStatus(t, id, mail.StatusSent, 5*time.Second)
-		if m.Attempts != 1 || counts[id.String()+"@example.com"] != 1 {
-			t.Errorf("message %s: %d attempts, delivered %d times", id, m.Attempts, counts[id.String()+"@example.com"])
+		m, atts := f.get(t, id)
+		if m.Attempts != 1 || len(atts) != 1 || atts[0].Outcome != mail.OutcomeSent || counts[id.String()+"@example.com"] != 1 {
+			t.Errorf("message %s: %d attempts (log %+v), delivered %d times", id, m.Attempts, atts, counts[id.String()+"@example.com"])
+			continue
 		}
-		_, atts := f.get(t, id)
 		byWorker[atts[0].Worker]++
 	}
 	t.Logf("messages per worker: %v", byWorker)
@@ -336,10 +343,13 @@ func TestPermanentFailureNotRetried(t *testing.T) {
 	}
 	f.waitStatus(t, good.ID, mail.StatusSent, time.Second)
 	// Later passes leave it alone.
-	run(t, w)
-	time.Sleep(300 * time.Millisecond)
-	if n, err := w.DeliverDue(context.Background()); err != nil || n != 0 {
-		t.Fatalf("a later pass made %d attempts (%v)", n, err)
+	for range 3 {
+		if n, err := w.DeliverDue(context.Background()); err != nil || n != 0 {
+			t.Fatalf("a later pass made %d attempts (%v)", n, err)
+		}
+	}
+	if m, atts := f.get(t, bad.ID); m.Status != mail.StatusFailed || m.Attempts != 1 || len(atts) != 1 {
+		t.Fatalf("after later passes the refused message is %s with %d attempts (log %+v); want failed after one", m.Status, m.Attempts, atts)
 	}
 	if got := srv.Recipients(); len(got) != 2 {
 		t.Fatalf("server saw RCPT TO %v, want each address once", got)

@@ -79,6 +79,7 @@ type Server struct {
 	stall    chan struct{}
 	stalled  chan string
 	changed  chan struct{}
+	ended    int // SMTP sessions that have closed
 }
 
 // Start runs a server on a free loopback port until the test ends.
@@ -301,6 +302,29 @@ func (s *Server) WaitForCount(tb testing.TB, timeout time.Duration, n int) []Mes
 	}
 }
 
+// WaitSessionsEnded waits until at least n SMTP sessions have closed. A
+// closed session delivers nothing more, so a test that waits for it can
+// assert on Messages without hoping a late delivery has settled.
+func (s *Server) WaitSessionsEnded(tb testing.TB, timeout time.Duration, n int) {
+	tb.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ended, changed := s.ended, s.changed
+		s.mu.Unlock()
+		if ended >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			tb.Fatalf("mailtest: %d sessions ended within %s, want %d", ended, timeout, n)
+			return
+		}
+	}
+}
+
 // To matches messages addressed to addr.
 func To(addr string) func(Message) bool {
 	return func(m Message) bool {
@@ -333,9 +357,14 @@ func (s *Server) record(from string, to []string, raw []byte) {
 	m.From, m.To = from, to
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
+	s.signalLocked()
+	s.mu.Unlock()
+}
+
+// signalLocked wakes the waiters; s.mu is held.
+func (s *Server) signalLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
-	s.mu.Unlock()
 }
 
 func parse(raw []byte) Message {
@@ -455,7 +484,13 @@ func (se *session) Data(r io.Reader) error {
 
 func (se *session) Reset() { se.from, se.to = "", nil }
 
-func (se *session) Logout() error { return nil }
+func (se *session) Logout() error {
+	se.s.mu.Lock()
+	se.s.ended++
+	se.s.signalLocked()
+	se.s.mu.Unlock()
+	return nil
+}
 
 type discardLogger struct{}
 

@@ -58,8 +58,9 @@ func changeMails(t *testing.T, smtp *mailtest.Server) map[string][]mailtest.Mess
 }
 
 // waitForChangeMails waits until every address in want has its
-// confirmation, then a little longer so that a duplicate would show.
-func waitForChangeMails(t *testing.T, smtp *mailtest.Server, want []string, within time.Duration) map[string][]mailtest.Message {
+// confirmation and the outbox holds nothing pending or in flight: from
+// then on no worker delivers again, so a duplicate would already show.
+func waitForChangeMails(t *testing.T, db *store.DB, smtp *mailtest.Server, want []string, within time.Duration) map[string][]mailtest.Message {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -70,15 +71,40 @@ func waitForChangeMails(t *testing.T, smtp *mailtest.Server, want []string, with
 				missing++
 			}
 		}
-		if missing == 0 {
-			time.Sleep(time.Second)
+		if missing == 0 && outboxSettled(t, db) {
 			return changeMails(t, smtp)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d confirmation mails still missing after %s", missing, len(want), within)
+			t.Fatalf("%d of %d confirmation mails still missing (or the outbox still busy) after %s", missing, len(want), within)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// outboxSettled reports whether no message is pending or being sent.
+func outboxSettled(t *testing.T, db *store.DB) bool {
+	t.Helper()
+	for _, status := range []mail.Status{mail.StatusPending, mail.StatusSending} {
+		msgs, err := db.Mail().ListMail(t.Context(), mail.Filter{Status: status, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// openStore opens the database a `serve` process under test uses.
+func openStore(t *testing.T, url string) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // TestSMTPOutageDuringRequests makes profile-change requests while the
@@ -110,9 +136,21 @@ func TestSMTPOutageDuringRequests(t *testing.T) {
 	}
 
 	// Let the worker fail against the dead relay a few times.
-	time.Sleep(500 * time.Millisecond)
+	deadline := time.Now().Add(30 * time.Second)
+	for retried := false; !retried; time.Sleep(20 * time.Millisecond) {
+		msgs, err := srv.App.DB.Mail().ListMail(t.Context(), mail.Filter{Status: mail.StatusPending, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			retried = retried || m.Attempts >= 2
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not retry against the dead relay: %+v", msgs)
+		}
+	}
 	smtp := mailtest.StartAt(t, smtpAddr, mailtest.Options{})
-	got := waitForChangeMails(t, smtp, emails, 30*time.Second)
+	got := waitForChangeMails(t, srv.App.DB, smtp, emails, 30*time.Second)
 
 	anonymous := srv.Client(t)
 	for addr, msgs := range got {
@@ -173,7 +211,7 @@ func TestSIGKILLDuringDelivery(t *testing.T) {
 	// over once their lease lapses.
 	delete(env, "PLATFORM_ADDR")
 	second := startServe(t, env)
-	got := waitForChangeMails(t, smtp, emails, 30*time.Second)
+	got := waitForChangeMails(t, openStore(t, env["PLATFORM_DATABASE_URL"]), smtp, emails, 30*time.Second)
 	for _, addr := range emails {
 		msgs := got[strings.ToLower(addr)]
 		if len(msgs) != 1 {
@@ -245,7 +283,7 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	for _, p := range ps {
 		emails = append(emails, p.email)
 	}
-	got := waitForChangeMails(t, smtp, emails, 30*time.Second)
+	got := waitForChangeMails(t, openStore(t, env["PLATFORM_DATABASE_URL"]), smtp, emails, 30*time.Second)
 
 	// Each token is confirmed on both servers at the same moment.
 	for _, p := range ps {
