@@ -13,7 +13,7 @@ import (
 var testParams = Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
 
 func TestArgon2RoundTrip(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	h := NewHasher(testParams, Admission{})
 	hash, err := h.Hash(ctx, "correct horse battery")
 	if err != nil {
@@ -48,7 +48,7 @@ func TestArgon2RoundTrip(t *testing.T) {
 }
 
 func TestHashDefaultParameters(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, Admission{})
 	hash, err := h.Hash(ctx, "pässwörd")
 	if err != nil {
@@ -74,7 +74,7 @@ func TestVerifyBetterAuthScrypt(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	h := NewHasher(testParams, Admission{})
 	for _, v := range file.Vectors {
 		ok, stale, err := h.Verify(ctx, v.Hash, v.Password)
@@ -93,7 +93,7 @@ func TestVerifyBetterAuthScrypt(t *testing.T) {
 }
 
 func TestVerifyMalformedHashes(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	h := NewHasher(testParams, Admission{})
 	for _, bad := range []string{
 		"",
@@ -118,7 +118,7 @@ func TestHashHonoursCancellation(t *testing.T) {
 	for range cap(h.slots) {
 		h.slots <- struct{}{}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := h.Hash(ctx, "password"); err == nil {
 		t.Fatal("Hash with every slot busy and a cancelled context returned no error")
@@ -126,7 +126,7 @@ func TestHashHonoursCancellation(t *testing.T) {
 }
 
 func BenchmarkHashDefault(b *testing.B) {
-	ctx := context.Background()
+	ctx := b.Context()
 	h := NewHasher(Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, Admission{})
 	for b.Loop() {
 		if _, err := h.Hash(ctx, "correct horse battery"); err != nil {

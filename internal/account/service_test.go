@@ -1,7 +1,6 @@
 package account_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -25,7 +24,7 @@ func newService(t *testing.T, db *store.DB, p account.Argon2Params) *account.Ser
 }
 
 func TestCreateEnforcesUniqueness(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	svc := newService(t, db, cheap)
 	u, err := svc.Create(ctx, account.RealmPlayer, account.NewUser{
@@ -78,7 +77,7 @@ func TestCreateEnforcesUniqueness(t *testing.T) {
 }
 
 func TestAuthenticate(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	svc := newService(t, db, cheap)
 	u, err := svc.Create(ctx, account.RealmPlayer, account.NewUser{Email: "ada@example.com", Name: "Ada", Nickname: "ada", Password: "correct horse"})
@@ -111,7 +110,7 @@ func TestAuthenticate(t *testing.T) {
 }
 
 func TestAuthenticateRehashesOnNewParameters(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	old := newService(t, db, cheap)
 	u, err := old.Create(ctx, account.RealmPlayer, account.NewUser{Email: "ada@example.com", Name: "Ada", Nickname: "ada", Password: "correct horse"})
@@ -132,7 +131,7 @@ func TestAuthenticateRehashesOnNewParameters(t *testing.T) {
 }
 
 func TestAuthenticateUpgradesBetterAuthScrypt(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	svc := newService(t, db, cheap)
 	raw, err := os.ReadFile("testdata/better-auth-scrypt.json")
@@ -171,7 +170,7 @@ func TestAuthenticateUpgradesBetterAuthScrypt(t *testing.T) {
 }
 
 func TestVerifyAndHashPassword(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	svc := newService(t, db, cheap)
 	u, err := svc.Create(ctx, account.RealmPlayer, account.NewUser{Email: "ada@example.com", Name: "Ada", Nickname: "ada", Password: "correct horse"})
@@ -196,7 +195,7 @@ func TestVerifyAndHashPassword(t *testing.T) {
 // The unique indexes, not the early look in Prepare, are what decide: an
 // insert that skips the look is refused with the same errors.
 func TestUniqueIndexesDecide(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	mk := func(email, nickname string) *account.User {

@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -47,7 +46,7 @@ func (s *Server) SignUpPlayer(tb testing.TB) *Account {
 // SignUpPlayerWith creates the given player and returns it signed in.
 func (s *Server) SignUpPlayerWith(tb testing.TB, in account.NewUser) *Account {
 	tb.Helper()
-	p, err := s.App.Auth.SignUp(context.Background(), account.RealmPlayer, in, true, auth.Client{UserAgent: "apitest"})
+	p, err := s.App.Auth.SignUp(tb.Context(), account.RealmPlayer, in, true, auth.Client{UserAgent: "apitest"})
 	if err != nil {
 		tb.Fatalf("sign up player %s: %v", in.Email, err)
 	}
@@ -60,7 +59,7 @@ func (s *Server) SignUpPlayerWith(tb testing.TB, in account.NewUser) *Account {
 // does) and returns it signed in to the admin realm.
 func (s *Server) CreateAdmin(tb testing.TB) *Account {
 	tb.Helper()
-	ctx := context.Background()
+	ctx := tb.Context()
 	n := accountSeq.Add(1)
 	in := account.NewUser{
 		Email:    fmt.Sprintf("admin%d-%s@example.com", n, uuid.NewString()[:8]),

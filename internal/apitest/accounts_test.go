@@ -1,7 +1,6 @@
 package apitest_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // created administrator holds a session of exactly that realm.
 func TestAccountHelpers(t *testing.T) {
 	srv := apitest.New(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	u, _ := url.Parse(srv.URL)
 	check := func(name string, a *apitest.Account, realm, other account.Realm) {
 		req, _ := http.NewRequest("GET", srv.URL, nil)

@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 // admin realm.
 func (s *Server) CreateAdminWithRole(tb testing.TB, role string) *Account {
 	tb.Helper()
-	ctx := context.Background()
+	ctx := tb.Context()
 	n := accountSeq.Add(1)
 	in := account.NewUser{
 		Email:    fmt.Sprintf("%s%d-%s@example.com", role, n, uuid.NewString()[:8]),

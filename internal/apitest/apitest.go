@@ -75,7 +75,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 	}
 	logs := &LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx := context.Background()
+	ctx := tb.Context()
 	a, err := app.New(ctx, cfg, log, platform.Build{Version: "test", Commit: "test", Date: "2026-01-01T00:00:00Z"})
 	if err != nil {
 		ln.Close()

@@ -25,7 +25,7 @@ func enqueue(t *testing.T, srv *apitest.Server, to string) *mail.Outgoing {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+	if err := a.DB.Mail().EnqueueMail(t.Context(), out); err != nil {
 		t.Fatal(err)
 	}
 	a.MailWorker.Wake()
@@ -90,11 +90,11 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() (*app.App, func()) {
-		a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
+		a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { a.Run(ctx); close(done) }()
 		return a, func() { cancel(); <-done; a.Close() }
@@ -107,7 +107,7 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := first.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+	if err := first.DB.Mail().EnqueueMail(t.Context(), out); err != nil {
 		t.Fatal(err)
 	}
 	first.MailWorker.Wake()
@@ -123,7 +123,7 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 	smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		m, atts, err := second.DB.Mail().GetMail(context.Background(), out.ID)
+		m, atts, err := second.DB.Mail().GetMail(t.Context(), out.ID)
 		if err != nil {
 			stop()
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -64,7 +63,7 @@ func TestMonitorMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.DB.Mail().EnqueueMail(context.Background(), out); err != nil {
+	if err := a.DB.Mail().EnqueueMail(t.Context(), out); err != nil {
 		t.Fatal(err)
 	}
 	a.MailWorker.Wake()

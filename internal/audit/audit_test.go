@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,7 +9,7 @@ import (
 )
 
 func TestRecordAndList(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	log := audit.New(storetest.Open(t).Audit(), func() time.Time { return now })
 

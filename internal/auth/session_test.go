@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -80,7 +79,7 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 	m := &wakeCounter{Composer: composer}
 	opts := auth.Options{
 		Limiter: db.RateLimits(),
-		Secret: secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
+		Secret:  secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
 		Limits: limits,
@@ -93,7 +92,7 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 func (f *fixture) rows(t *testing.T, table string) int {
 	t.Helper()
 	var n int
-	if err := f.db.Bun().NewRaw("SELECT count(*) FROM " + table).Scan(t.Context(), &n); err != nil {
+	if err := f.db.Bun().NewRaw("SELECT count(*) FROM "+table).Scan(t.Context(), &n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -101,7 +100,7 @@ func (f *fixture) rows(t *testing.T, table string) int {
 
 func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {
 	t.Helper()
-	p, err := f.svc.SignUp(context.Background(), account.RealmPlayer, account.NewUser{
+	p, err := f.svc.SignUp(t.Context(), account.RealmPlayer, account.NewUser{
 		Email: email, Name: "Player " + nickname, Nickname: nickname, Password: "correct horse"}, true, auth.Client{IPAddress: "192.0.2.1", UserAgent: "test"})
 	if err != nil {
 		t.Fatalf("sign up %s: %v", email, err)
@@ -110,7 +109,7 @@ func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {
 }
 
 func TestSignUpSignInAndLookup(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	p := f.signUp(t, "ada@example.com", "ada")
 	if len(p.Token) != 43 || p.Session.TokenHash != auth.HashToken(p.Token) {
@@ -161,7 +160,7 @@ func TestSignUpSignInAndLookup(t *testing.T) {
 }
 
 func TestSignUpIsAtomicAndRealmBound(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	f.signUp(t, "ada@example.com", "ada")
 	_, err := f.svc.SignUp(ctx, account.RealmPlayer, account.NewUser{Email: "b@example.com", Name: "B", Nickname: "ADA", Password: "correct horse"}, true, auth.Client{})
@@ -178,7 +177,7 @@ func TestSignUpIsAtomicAndRealmBound(t *testing.T) {
 }
 
 func TestRealmSeparation(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	player := f.signUp(t, "ada@example.com", "ada")
 	if _, err := f.svc.Authenticate(ctx, account.RealmAdmin, player.Token); !errors.Is(err, auth.ErrUnauthenticated) {
@@ -202,7 +201,7 @@ func TestRealmSeparation(t *testing.T) {
 }
 
 func TestSlidingRefreshAndExpiry(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	p := f.signUp(t, "ada@example.com", "ada")
 	created := p.Session.ExpiresAt
@@ -238,7 +237,7 @@ func TestSlidingRefreshAndExpiry(t *testing.T) {
 }
 
 func TestBrowserSessionIsShortAndNotExtended(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	f.signUp(t, "ada@example.com", "ada")
 	p, err := f.svc.SignIn(ctx, account.RealmPlayer, "ada@example.com", "correct horse", false, auth.Client{})
@@ -260,7 +259,7 @@ func TestBrowserSessionIsShortAndNotExtended(t *testing.T) {
 }
 
 func TestRevocation(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	a := f.signUp(t, "ada@example.com", "ada")
 	other := f.signUp(t, "bob@example.com", "bob")
@@ -308,7 +307,7 @@ func TestRevocation(t *testing.T) {
 }
 
 func TestPruneExpired(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	f.signUp(t, "ada@example.com", "ada")
 	short, err := f.svc.SignIn(ctx, account.RealmPlayer, "ada@example.com", "correct horse", false, auth.Client{})
@@ -336,7 +335,7 @@ func TestPruneExpired(t *testing.T) {
 }
 
 func TestSessionFromRequest(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	p := f.signUp(t, "ada@example.com", "ada")
 	req := func(cookies ...*http.Cookie) *http.Request {
@@ -368,7 +367,7 @@ func TestSessionFromRequest(t *testing.T) {
 // Concurrent sign-ups with one nickname: the unique index lets exactly one
 // win, and every loser gets NICKNAME_TAKEN rather than an internal error.
 func TestConcurrentSignUpsOneNickname(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := newFixture(t)
 	const n = 20
 	errs := make([]error, n)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -23,7 +22,7 @@ import (
 func runIn(t *testing.T, env map[string]string, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Run(context.Background(), platform.Build{Version: "test"}, args,
+	code := Run(t.Context(), platform.Build{Version: "test"}, args,
 		func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
@@ -45,7 +44,7 @@ func accountsEnv(t *testing.T) (map[string]string, *app.App) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
+	a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func accountsEnv(t *testing.T) (map[string]string, *app.App) {
 }
 
 func TestAdminCreate(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env, a := accountsEnv(t)
 
 	r := runIn(t, env, "an admin password\n", "admin", "create", "--email", "Ops@Example.com", "--name", "Ops Lead", "--output", "json")
@@ -106,7 +105,7 @@ func TestAdminCreate(t *testing.T) {
 }
 
 func TestSessionsListAndRevoke(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env, a := accountsEnv(t)
 	p, err := a.Auth.SignUp(ctx, account.RealmPlayer, account.NewUser{Email: "ada@example.com", Name: "Ada", Nickname: "ada", Password: "correct horse"},
 		true, auth.Client{IPAddress: "192.0.2.7", UserAgent: "Firefox"})

@@ -40,7 +40,7 @@ func testEnv(t *testing.T) map[string]string {
 
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
-		r := run(t, context.Background(), nil, args...)
+		r := run(t, t.Context(), nil, args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "v1.2.3") || !strings.Contains(r.stdout, "abc123") {
 			t.Fatalf("%v: code %d stdout %q", args, r.code, r.stdout)
 		}
@@ -50,7 +50,7 @@ func TestVersion(t *testing.T) {
 func TestBadConfigurationExitsTwoWithOneLine(t *testing.T) {
 	env := testEnv(t)
 	env["PLATFORM_LOG_FORMAT"] = "xml"
-	r := run(t, context.Background(), env, "serve")
+	r := run(t, t.Context(), env, "serve")
 	if r.code != ExitUsage {
 		t.Fatalf("code %d, want %d; stderr %q", r.code, ExitUsage, r.stderr)
 	}
@@ -58,16 +58,16 @@ func TestBadConfigurationExitsTwoWithOneLine(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "PLATFORM_LOG_FORMAT") {
 		t.Fatalf("stderr %q, want one line naming the setting", r.stderr)
 	}
-	if r := run(t, context.Background(), testEnv(t), "serve", "--addr", "nope"); r.code != ExitUsage || !strings.Contains(r.stderr, "PLATFORM_ADDR") {
+	if r := run(t, t.Context(), testEnv(t), "serve", "--addr", "nope"); r.code != ExitUsage || !strings.Contains(r.stderr, "PLATFORM_ADDR") {
 		t.Fatalf("bad flag value: code %d stderr %q", r.code, r.stderr)
 	}
-	if r := run(t, context.Background(), testEnv(t), "serve", "--no-such-flag"); r.code != ExitUsage {
+	if r := run(t, t.Context(), testEnv(t), "serve", "--no-such-flag"); r.code != ExitUsage {
 		t.Fatalf("unknown flag: code %d", r.code)
 	}
 }
 
 func TestServeHelpNamesEveryVariable(t *testing.T) {
-	r := run(t, context.Background(), nil, "serve", "--help")
+	r := run(t, t.Context(), nil, "serve", "--help")
 	for _, v := range []string{"PLATFORM_ENV", "PLATFORM_ADDR", "PLATFORM_BASE_URL", "PLATFORM_DATA_DIR", "PLATFORM_DATABASE_URL",
 		"PLATFORM_SECRET", "PLATFORM_TRUSTED_ORIGINS", "PLATFORM_SMTP_URL", "PLATFORM_MAIL_FROM", "PLATFORM_LOG_FORMAT", "PLATFORM_LOG_LEVEL"} {
 		if !strings.Contains(r.stdout, v) {
@@ -77,7 +77,7 @@ func TestServeHelpNamesEveryVariable(t *testing.T) {
 }
 
 func TestMigrateStatusUpDown(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := testEnv(t)
 	var st []struct {
 		Version int64
@@ -121,11 +121,11 @@ func TestMigrateCreateWritesBothDialects(t *testing.T) {
 	for _, d := range []string{"postgres", "sqlite"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
-	r := run(t, context.Background(), nil, "migrate", "create", "add_widgets", "--dir", dir)
+	r := run(t, t.Context(), nil, "migrate", "create", "add_widgets", "--dir", dir)
 	if r.code != 0 || strings.Count(r.stdout, "\n") != 2 {
 		t.Fatalf("create: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if r := run(t, context.Background(), nil, "migrate", "create", "Bad Name", "--dir", dir); r.code != ExitUsage {
+	if r := run(t, t.Context(), nil, "migrate", "create", "Bad Name", "--dir", dir); r.code != ExitUsage {
 		t.Fatalf("bad name: code %d", r.code)
 	}
 }
@@ -147,13 +147,13 @@ func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 	metricsAddr := freeAddr(t)
 	args := []string{"serve", "--addr", freeAddr(t), "--metrics-addr", metricsAddr}
 	if postgres {
-		r := run(t, context.Background(), env, args...)
+		r := run(t, t.Context(), env, args...)
 		if r.code == 0 || !strings.Contains(r.stderr, "migrate up") {
 			t.Fatalf("serve on unmigrated PostgreSQL: code %d stderr %q", r.code, r.stderr)
 		}
 		args = append(args, "--migrate")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan result, 1)
 	go func() { done <- run(t, ctx, env, args...) }()
 	url := "http://" + args[2] + "/api/health"

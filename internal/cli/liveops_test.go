@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	if _, err := srv.App.Seeder.Seed(context.Background(), set, seed.Options{}); err != nil {
+	if _, err := srv.App.Seeder.Seed(t.Context(), set, seed.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return &opsEnv{srv: srv, env: map[string]string{
@@ -48,7 +47,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 
 func (o *opsEnv) run(t *testing.T, args ...string) result {
 	t.Helper()
-	return run(t, context.Background(), o.env, args...)
+	return run(t, t.Context(), o.env, args...)
 }
 
 func (o *opsEnv) runJSON(t *testing.T, v any, args ...string) {
@@ -125,7 +124,7 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 	if seed, etag := queues(); seed != 987654321 || etag == etagBefore {
 		t.Fatalf("after set-seed the queues play short seed %d (etag %s, before %s)", seed, etag, etagBefore)
 	}
-	entries, err := o.srv.App.Audit.List(context.Background(), audit.Filter{Actor: "os:alice"})
+	entries, err := o.srv.App.Audit.List(t.Context(), audit.Filter{Actor: "os:alice"})
 	if err != nil || len(entries) != 1 || entries[0].Action != liveops.ActionSetSeed || entries[0].Reason != "QA ticket 12" {
 		t.Fatalf("audit %+v %v", entries, err)
 	}
@@ -153,7 +152,7 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 }
 
 func TestAdminSetRole(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	o := newOpsEnv(t)
 	root := o.srv.CreateAdminWithRole(t, "admin")
 	ann := o.srv.CreateAdminWithRole(t, "viewer")
@@ -206,7 +205,7 @@ func TestAdminSetRole(t *testing.T) {
 // table: a known role is stored (case folded), an unknown one is a usage
 // error naming the roles, and no role gives the default.
 func TestAdminCreateRole(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	o := newOpsEnv(t)
 	create := func(email, roleFlag string) result {
 		var out, errOut bytes.Buffer

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -56,7 +55,7 @@ func goldenFile(t *testing.T, name, got string) {
 func runMap(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Run(context.Background(), platform.Build{Version: "v1.2.3", Commit: "abc123", Date: "2026-11-21"}, args,
+	code := Run(t.Context(), platform.Build{Version: "v1.2.3", Commit: "abc123", Date: "2026-11-21"}, args,
 		func(string) string { return "" }, strings.NewReader(stdin), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
@@ -122,7 +121,7 @@ func TestMapSweepIsDeterministic(t *testing.T) {
 		var out, errOut bytes.Buffer
 		e := &env{getenv: func(string) string { return "" }, stdout: &out, stderr: &errOut}
 		spec := sweepSpec{size: gamemap.Long, from: 100, to: 399, workers: workers, output: outputCSV, chunk: 7}
-		if err := sweep(context.Background(), e, spec); err != nil {
+		if err := sweep(t.Context(), e, spec); err != nil {
 			t.Fatalf("%d workers: %v", workers, err)
 		}
 		return out.String()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -26,7 +25,7 @@ import (
 func TestSupportTablesFitEightyColumns(t *testing.T) {
 	s := newSupportEnv(t, mailtest.Options{})
 	agent := "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-	if _, err := s.app.Auth.SignIn(context.Background(), account.RealmPlayer, "ada@example.com", "correct horse battery", false,
+	if _, err := s.app.Auth.SignIn(t.Context(), account.RealmPlayer, "ada@example.com", "correct horse battery", false,
 		auth.Client{IPAddress: "203.0.113.7", UserAgent: agent}); err != nil {
 		t.Fatal(err)
 	}

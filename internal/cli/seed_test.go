@@ -29,7 +29,7 @@ func seedReport(t *testing.T, r result) seed.Report {
 }
 
 func TestSeedFixtures(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := testEnv(t)
 	if r := run(t, ctx, env, "migrate", "up"); r.code != 0 {
 		t.Fatalf("migrate up: %d %s", r.code, r.stderr)
@@ -82,7 +82,7 @@ func copyFixtures(t *testing.T) string {
 }
 
 func TestSeedFixturesListsProblems(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := copyFixtures(t)
 	path := filepath.Join(dir, "world", "development.yaml")
 	raw, _ := os.ReadFile(path)
@@ -117,7 +117,7 @@ func TestServeSeedsAnEmptyEmbeddedDatabase(t *testing.T) {
 		t.Skip("serve seeds only the embedded SQLite database by itself")
 	}
 	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan result, 1)
 	go func() { done <- run(t, ctx, env, "serve", "--addr", addr) }()
 	defer func() { cancel(); <-done }()
@@ -137,13 +137,13 @@ func TestServeSeedsAnEmptyEmbeddedDatabase(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// The development world is there too.
-	db, err := store.Open(context.Background(), env["PLATFORM_DATABASE_URL"])
+	db, err := store.Open(t.Context(), env["PLATFORM_DATABASE_URL"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var n int
-	if err := db.Bun().NewRaw("SELECT COUNT(*) FROM users WHERE realm = 'player' AND email LIKE '%@example.test'").Scan(context.Background(), &n); err != nil || n != 6 {
+	if err := db.Bun().NewRaw("SELECT COUNT(*) FROM users WHERE realm = 'player' AND email LIKE '%@example.test'").Scan(t.Context(), &n); err != nil || n != 6 {
 		t.Errorf("sample players after a fresh serve: %d (%v), want 6", n, err)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"regexp"
@@ -52,13 +51,13 @@ func newSupportEnv(t *testing.T, smtpOpts mailtest.Options) *supportEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
+	a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), platform.Build{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
 	// "ada" is a player of the development world the SQLite database seeds itself with.
-	p, err := a.Auth.SignUp(context.Background(), account.RealmPlayer, account.NewUser{
+	p, err := a.Auth.SignUp(t.Context(), account.RealmPlayer, account.NewUser{
 		Email: "ada@example.com", Name: "Ada", Nickname: "ada_cli", Password: "correct horse battery"}, true, auth.Client{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +68,7 @@ func newSupportEnv(t *testing.T, smtpOpts mailtest.Options) *supportEnv {
 func (s *supportEnv) run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Run(context.Background(), platform.Build{Version: "test"}, args,
+	code := Run(t.Context(), platform.Build{Version: "test"}, args,
 		func(k string) string { return s.env[k] }, strings.NewReader(stdin), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
@@ -87,7 +86,7 @@ func (s *supportEnv) runJSON(t *testing.T, v any, stdin string, args ...string) 
 
 func (s *supportEnv) auditActions(t *testing.T) map[string][]audit.Entry {
 	t.Helper()
-	entries, err := s.app.Audit.List(context.Background(), audit.Filter{Actor: "os:alice", Limit: 1000})
+	entries, err := s.app.Audit.List(t.Context(), audit.Filter{Actor: "os:alice", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +101,7 @@ var hexToken = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestTokenIssueAndInspect(t *testing.T) {
 	s := newSupportEnv(t, mailtest.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 
 	var issued profile.Issued
 	s.runJSON(t, &issued, "", "token", "issue", "--user", "ADA@example.com", "--type", "profile", "--nickname", "ada_l",
@@ -197,7 +196,7 @@ func TestMailOutboxAndRetry(t *testing.T) {
 		}
 		return nil
 	}})
-	ctx := context.Background()
+	ctx := t.Context()
 	var issued profile.Issued
 	s.runJSON(t, &issued, "", "token", "issue", "--user", "ada@example.com", "--type", "email", "--new-email", "full@example.com",
 		"--skip-old-email", "--send", "--callback-url", supportCallback)

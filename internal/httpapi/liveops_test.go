@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -45,7 +44,7 @@ func liveOpsConfig(now time.Time) liveops.Config {
 func liveOpsServer(t *testing.T, opts ...apitest.Option) (*apitest.Server, *liveops.Head) {
 	t.Helper()
 	srv := apitest.New(t, opts...)
-	h, err := srv.App.LiveOps.Publish(context.Background(), "os:designer", liveOpsConfig(time.Now()), nil, "test configuration")
+	h, err := srv.App.LiveOps.Publish(t.Context(), "os:designer", liveOpsConfig(time.Now()), nil, "test configuration")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,7 @@ func TestAdminRoutesCheckRoles(t *testing.T) {
 		callers[string(r)] = srv.CreateAdminWithRole(t, string(r)).Client
 	}
 	ghost := srv.CreateAdminWithRole(t, "viewer")
-	if _, err := srv.App.DB.Bun().ExecContext(context.Background(), "UPDATE users SET role = 'ghost' WHERE id = ?", ghost.User.ID); err != nil {
+	if _, err := srv.App.DB.Bun().ExecContext(t.Context(), "UPDATE users SET role = 'ghost' WHERE id = ?", ghost.User.ID); err != nil {
 		t.Fatal(err)
 	}
 	callers["unknown role"] = ghost.Client
@@ -108,7 +107,7 @@ func TestAdminRoutesCheckRoles(t *testing.T) {
 }
 
 func TestAdminBootstrap(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	srv, published := liveOpsServer(t)
 	// Count against what the database already holds (the development world
 	// on SQLite), so the test sees exactly what it adds.
@@ -223,7 +222,7 @@ func TestLiveOpsAdminBootstrapETag(t *testing.T) {
 	}
 
 	// A published change gives a new tag, and the old one no longer matches.
-	if _, err := srv.App.LiveOps.SetSeed(context.Background(), "os:test", "long", 303, ""); err != nil {
+	if _, err := srv.App.LiveOps.SetSeed(t.Context(), "os:test", "long", 303, ""); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/api/liveops/admin-bootstrap", nil)
@@ -239,7 +238,7 @@ func TestLiveOpsAdminBootstrapETag(t *testing.T) {
 func TestLiveOpsNotPublished(t *testing.T) {
 	srv := apitest.New(t)
 	// The embedded database seeds itself; take the fixtures' version away.
-	if _, err := srv.App.DB.Bun().ExecContext(context.Background(), "DELETE FROM liveops_configs"); err != nil {
+	if _, err := srv.App.DB.Bun().ExecContext(t.Context(), "DELETE FROM liveops_configs"); err != nil {
 		t.Fatal(err)
 	}
 	admin := srv.CreateAdminWithRole(t, "admin").Client
@@ -257,7 +256,7 @@ func TestLiveOpsNotPublished(t *testing.T) {
 func TestTestingToolsRoute(t *testing.T) {
 	dev := apitest.New(t)
 	// Seed the development world as `serve` does on an empty database.
-	if err := dev.App.SeedEmptySQLite(context.Background()); err != nil {
+	if err := dev.App.SeedEmptySQLite(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	res := dev.Client(t).Do("GET", "/api/testing/legacy-tools", nil)
@@ -273,11 +272,11 @@ func TestTestingToolsRoute(t *testing.T) {
 		if p.ID == "" {
 			continue
 		}
-		u, err := dev.App.Accounts.ByEmail(context.Background(), "player", p.Email)
+		u, err := dev.App.Accounts.ByEmail(t.Context(), "player", p.Email)
 		if err != nil || u.ID.String() != p.ID {
 			t.Fatalf("fixture player %s: %v %v", p.Email, u, err)
 		}
-		if _, err := dev.App.Auth.SignIn(context.Background(), "player", p.Email, p.Password, false, auth.Client{}); err != nil {
+		if _, err := dev.App.Auth.SignIn(t.Context(), "player", p.Email, p.Password, false, auth.Client{}); err != nil {
 			t.Fatalf("fixture player %s cannot sign in with the published password: %v", p.Email, err)
 		}
 		signedIn++
@@ -349,7 +348,7 @@ func TestQueuesFollowLiveOpsSeeds(t *testing.T) {
 		t.Fatalf("queues play %d/%d, want the published 101/202", short, long)
 	}
 	other := liveops.NewService(srv.App.DB.LiveOps(), time.Now, liveops.Options{})
-	if _, err := other.SetSeed(context.Background(), "os:elsewhere", "short", 55, "from another process"); err != nil {
+	if _, err := other.SetSeed(t.Context(), "os:elsewhere", "short", 55, "from another process"); err != nil {
 		t.Fatal(err)
 	}
 	short2, long2, etag2 := seeds()

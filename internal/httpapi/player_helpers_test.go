@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,7 +35,7 @@ func newPlayerServer(t testing.TB, opts ...apitest.Option) *apitest.Server {
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	if _, err := srv.App.Seeder.Seed(context.Background(), set, seed.Options{}); err != nil {
+	if _, err := srv.App.Seeder.Seed(t.Context(), set, seed.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return srv
@@ -86,7 +85,7 @@ func call(t *testing.T, c *apitest.Client, method, path string, body any) *apite
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
 	req.Body = io.NopCloser(bytes.NewReader(raw))
-	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+	if err := openapi3filter.ValidateRequest(t.Context(), in); err != nil {
 		t.Errorf("%s %s was accepted but its body %s does not match the documented request: %v", method, path, raw, err)
 	}
 	return res
@@ -130,7 +129,7 @@ var (
 // what players do, not how they sign in (the auth tests cover that).
 func newPlayer(t testing.TB, srv *apitest.Server) *apitest.Account {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	quickHashOnce.Do(func() {
 		h, err := srv.App.Accounts.HashPassword(ctx, apitest.DefaultPassword)
 		if err != nil {

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -87,7 +86,7 @@ func republish(t *testing.T, srv *apitest.Server, file, old, new string) {
 		t.Fatal(ps)
 	}
 	set.World = nil
-	report, err := srv.App.Seeder.Seed(context.Background(), set, seed.Options{})
+	report, err := srv.App.Seeder.Seed(t.Context(), set, seed.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -303,7 +302,7 @@ func TestExpiredAndSupersededTokensOverHTTP(t *testing.T) {
 
 	// Let the second token's hour pass (the test moves the expiry instead
 	// of the clock).
-	if _, err := srv.App.DB.Bun().NewRaw("UPDATE profile_tokens SET expires_at = ?", time.Now().UTC().Add(-time.Second)).Exec(context.Background()); err != nil {
+	if _, err := srv.App.DB.Bun().NewRaw("UPDATE profile_tokens SET expires_at = ?", time.Now().UTC().Add(-time.Second)).Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	res, _ = confirm(t, srv.Client(t), second)

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,7 +18,7 @@ import (
 // The session gate is tested here, inside the package, on a mux of its own;
 // the auth routes' tests exercise it again through the whole API.
 func TestRequireSession(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	var nowNanos atomic.Int64
 	nowNanos.Store(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC).UnixNano())

@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 func BenchmarkMapSeeds(b *testing.B) {
 	f := publishedB(b)
 	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
-	ctx := context.Background()
+	ctx := b.Context()
 	for b.Loop() {
 		if _, _, err := svc.MapSeeds(ctx); err != nil {
 			b.Fatal(err)
@@ -33,7 +32,7 @@ func BenchmarkMapSeeds(b *testing.B) {
 // one indexed query for the newest version number per request.
 func BenchmarkMapSeedsUncached(b *testing.B) {
 	f := publishedB(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	for b.Loop() {
 		if _, _, err := f.svc.MapSeeds(ctx); err != nil {
 			b.Fatal(err)
@@ -45,7 +44,7 @@ func BenchmarkMapSeedsUncached(b *testing.B) {
 // head, history and catalog queries, statuses and the ETag.
 func BenchmarkSnapshot(b *testing.B) {
 	f := publishedB(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	for b.Loop() {
 		if _, err := f.svc.Snapshot(ctx); err != nil {
 			b.Fatal(err)
@@ -56,7 +55,7 @@ func BenchmarkSnapshot(b *testing.B) {
 // BenchmarkEvaluate is the live-ops part of a player's bootstrap.
 func BenchmarkEvaluate(b *testing.B) {
 	f := publishedB(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	sub := liveops.Subject{PlayerID: "6f1c2a4e-3b7d-4f0a-9c55-1d2e3f405162", Nickname: "ada", CreatedAt: t0}
 	for b.Loop() {
 		if _, err := f.svc.Evaluate(ctx, sub); err != nil {
@@ -68,7 +67,7 @@ func BenchmarkEvaluate(b *testing.B) {
 // BenchmarkConsoleBootstrap is GET /api/admin/bootstrap without HTTP.
 func BenchmarkConsoleBootstrap(b *testing.B) {
 	f := publishedB(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	lo := f.db.LiveOps()
 	console := liveops.NewConsole(liveops.ConsoleDeps{Store: lo,
 		Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},

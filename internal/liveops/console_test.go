@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 // outbox messages at known times and checks every count of the console
 // bootstrap at a known instant.
 func TestConsoleCounts(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
 	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{

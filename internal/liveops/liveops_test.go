@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -84,7 +83,7 @@ func publishedEnv(t testing.TB, env string) *fixture {
 		t.Fatalf("test configuration is invalid: %v", ps)
 	}
 	f := unpublished(t, env)
-	if h, err := f.svc.Publish(context.Background(), "os:designer", cfg, nil, "first"); err != nil || h.Version != 1 {
+	if h, err := f.svc.Publish(t.Context(), "os:designer", cfg, nil, "first"); err != nil || h.Version != 1 {
 		t.Fatalf("publish: %+v %v", h, err)
 	}
 	return f
@@ -105,7 +104,7 @@ func (f *fixture) another(env string) *liveops.Service {
 }
 
 func TestNothingPublished(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := unpublished(t, "development")
 	if _, err := f.svc.Snapshot(ctx); platform.ErrorCode(err) != liveops.CodeNotPublished {
 		t.Fatalf("snapshot: %v", err)
@@ -125,7 +124,7 @@ func TestNothingPublished(t *testing.T) {
 }
 
 func TestPublish(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	cfg := testConfig()
 	if h, err := f.svc.Publish(ctx, "os:bob", cfg, nil, ""); err != nil || h.Version != 1 {
@@ -159,7 +158,7 @@ func TestPublish(t *testing.T) {
 // event's start and end and checks the served status, and that the ETag
 // changes exactly when the body does.
 func TestSnapshotStatusesFollowTheClock(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	ev := testConfig().Events[1]
 	statusOf := func(s *liveops.Snapshot) string {
@@ -226,7 +225,7 @@ func TestStatusBoundaries(t *testing.T) {
 }
 
 func TestSnapshotIsStable(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	a, err := f.svc.Snapshot(ctx)
 	if err != nil {
@@ -260,7 +259,7 @@ func TestSnapshotIsStable(t *testing.T) {
 }
 
 func TestSetSeed(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	before, _ := f.svc.Snapshot(ctx)
 	f.clock.add(time.Minute)
@@ -339,7 +338,7 @@ func TestSetSeed(t *testing.T) {
 // each change starts from the previous seed of its size. A lost update
 // would break the chain.
 func TestConcurrentSetSeedLosesNothing(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	const writers = 12
 	var wg sync.WaitGroup
@@ -400,7 +399,7 @@ func TestConcurrentSetSeedLosesNothing(t *testing.T) {
 }
 
 func TestEvaluateForPlayers(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	dev := published(t, "development")
 	ev, err := dev.svc.Evaluate(ctx, liveops.Subject{PlayerID: "6f1c2a4e-3b7d-4f0a-9c55-1d2e3f405162", CreatedAt: t0})
 	if err != nil {
@@ -447,7 +446,7 @@ func TestEnvironmentAudienceIsValidated(t *testing.T) {
 // the service itself publishes it sees at once; and an event's seeds start
 // and end on time even from memory.
 func TestMapSeedsRefresh(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	f := published(t, "development")
 	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
 	if short, long, _ := svc.MapSeeds(ctx); short != 11 || long != 777 {

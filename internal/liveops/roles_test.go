@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func insertAdmin(t *testing.T, db *store.DB, email string, r role.Role) uuid.UUI
 	t.Helper()
 	id := uuid.New()
 	now := time.Now().UTC()
-	_, err := db.Bun().ExecContext(context.Background(),
+	_, err := db.Bun().ExecContext(t.Context(),
 		"INSERT INTO users (id, realm, email, name, password_hash, role, created_at, updated_at) VALUES (?, 'admin', ?, ?, 'x', ?, ?, ?)",
 		id, email, email, string(r), now, now)
 	if err != nil {
@@ -34,14 +33,14 @@ func insertAdmin(t *testing.T, db *store.DB, email string, r role.Role) uuid.UUI
 func roleOf(t *testing.T, db *store.DB, id uuid.UUID) role.Role {
 	t.Helper()
 	var r string
-	if err := db.Bun().NewSelect().Table("users").Column("role").Where("id = ?", id).Scan(context.Background(), &r); err != nil {
+	if err := db.Bun().NewSelect().Table("users").Column("role").Where("id = ?", id).Scan(t.Context(), &r); err != nil {
 		t.Fatal(err)
 	}
 	return role.Role(r)
 }
 
 func TestSetRole(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	c := newClock(t0)
 	admins := liveops.NewAdmins(db.LiveOps(), c.now)
@@ -110,7 +109,7 @@ func TestSetRole(t *testing.T) {
 // TestConcurrentDemotionsKeepAnAdmin demotes both of two admins at once,
 // many times over: exactly one demotion may win each round.
 func TestConcurrentDemotionsKeepAnAdmin(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	c := newClock(t0)
 	admins := liveops.NewAdmins(db.LiveOps(), c.now)

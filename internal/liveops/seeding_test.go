@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -23,7 +22,7 @@ import (
 // pick the same number and one would fail. Afterwards every version is
 // accounted for, and an operator's version is never followed by a seeded one.
 func TestSeedingAndOperatorsTakeTurns(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
 	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})

@@ -1,7 +1,6 @@
 package liveops_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/gamemap"
@@ -73,7 +72,7 @@ func abs(v int) int {
 }
 
 func TestTestingMetadataFollowsTheSwitch(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	off := liveops.NewTesting("production", liveops.ToolSwitches{TestingTools: false}, nil)
 	if _, err := off.Metadata(ctx); platform.ErrorCode(err) != platform.CodeNotFound {
 		t.Fatalf("disabled testing tools answered: %v", err)

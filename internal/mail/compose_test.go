@@ -2,7 +2,6 @@ package mail_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -180,7 +179,7 @@ func TestLogSender(t *testing.T) {
 	for _, show := range []bool{true, false} {
 		var buf bytes.Buffer
 		s := mail.LogSender{Log: slog.New(slog.NewTextHandler(&buf, nil)), ShowLinks: show}
-		if err := s.Send(context.Background(), r); err != nil {
+		if err := s.Send(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 		logged := buf.String()

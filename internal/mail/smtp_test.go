@@ -74,7 +74,7 @@ func TestSMTPSenderModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := rendered(t, "ada@example.com")
-			if err := s.Send(context.Background(), r); err != nil {
+			if err := s.Send(t.Context(), r); err != nil {
 				t.Fatal(err)
 			}
 			got := srv.WaitForCount(t, 5*time.Second, 1)[0]
@@ -101,7 +101,7 @@ func TestSMTPSenderRequiresSTARTTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Send(context.Background(), rendered(t, "ada@example.com"))
+	err = s.Send(t.Context(), rendered(t, "ada@example.com"))
 	var de *mail.DeliveryError
 	if !errors.As(err, &de) || de.Permanent {
 		t.Fatalf("got %v, want a temporary delivery error", err)
@@ -129,7 +129,7 @@ func TestSMTPSenderErrorClasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.Send(context.Background(), rendered(t, to))
+		return s.Send(t.Context(), rendered(t, to))
 	}
 	for _, tc := range []struct {
 		name      string
@@ -165,7 +165,7 @@ func TestSMTPSenderCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Send(ctx, rendered(t, "ada@example.com")) }()
 	<-stalled

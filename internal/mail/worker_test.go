@@ -36,7 +36,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	url := storetest.URL(t)
-	db, err := store.Open(context.Background(), url)
+	db, err := store.Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Up(context.Background()); err != nil {
+	if _, err := m.Up(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{url: url, db: db, composer: newComposer(t)}
@@ -55,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 // second `serve` process would have.
 func (f *fixture) openAnother(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), f.url)
+	db, err := store.Open(t.Context(), f.url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func (f *fixture) enqueue(t *testing.T, to string, ttl time.Duration) *mail.Outg
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.Mail().EnqueueMail(context.Background(), out); err != nil {
+	if err := f.db.Mail().EnqueueMail(t.Context(), out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -90,7 +90,7 @@ func (f *fixture) worker(t *testing.T, db *store.DB, sender mail.Sender, opts ma
 
 // run starts w in the background; the returned stop cancels it and waits.
 func run(t *testing.T, w *mail.Worker) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		w.Run(ctx)
@@ -113,7 +113,7 @@ func run(t *testing.T, w *mail.Worker) (stop func()) {
 
 func (f *fixture) get(t *testing.T, id uuid.UUID) (*mail.Message, []mail.Attempt) {
 	t.Helper()
-	m, atts, err := f.db.Mail().GetMail(context.Background(), id)
+	m, atts, err := f.db.Mail().GetMail(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func (f *fixture) waitStatus(t *testing.T, id uuid.UUID, want mail.Status, timeo
 func (f *fixture) payloadPurged(t *testing.T, id uuid.UUID) bool {
 	t.Helper()
 	var purged bool
-	if err := f.db.Bun().NewRaw("SELECT payload IS NULL FROM mail_outbox WHERE id = ?", id).Scan(context.Background(), &purged); err != nil {
+	if err := f.db.Bun().NewRaw("SELECT payload IS NULL FROM mail_outbox WHERE id = ?", id).Scan(t.Context(), &purged); err != nil {
 		t.Fatal(err)
 	}
 	return purged
@@ -333,7 +333,7 @@ func TestPermanentFailureNotRetried(t *testing.T) {
 	bad := f.enqueue(t, "gone@example.com", time.Hour)
 	good := f.enqueue(t, "ada@example.com", time.Hour)
 	w := f.worker(t, f.db, f.sender(t, srv.URL()), fastOptions)
-	n, err := w.DeliverDue(context.Background())
+	n, err := w.DeliverDue(t.Context())
 	if err != nil || n != 2 {
 		t.Fatalf("DeliverDue = %d, %v; want 2 attempts", n, err)
 	}
@@ -344,7 +344,7 @@ func TestPermanentFailureNotRetried(t *testing.T) {
 	f.waitStatus(t, good.ID, mail.StatusSent, time.Second)
 	// Later passes leave it alone.
 	for range 3 {
-		if n, err := w.DeliverDue(context.Background()); err != nil || n != 0 {
+		if n, err := w.DeliverDue(t.Context()); err != nil || n != 0 {
 			t.Fatalf("a later pass made %d attempts (%v)", n, err)
 		}
 	}
@@ -365,7 +365,7 @@ func TestTemporaryFailureBacksOff(t *testing.T) {
 	opts.BackoffBase, opts.BackoffMax = time.Minute, 10*time.Minute
 	w := f.worker(t, f.db, f.sender(t, srv.URL()), opts)
 	before := time.Now()
-	if n, err := w.DeliverDue(context.Background()); err != nil || n != 1 {
+	if n, err := w.DeliverDue(t.Context()); err != nil || n != 1 {
 		t.Fatalf("DeliverDue = %d, %v", n, err)
 	}
 	m, atts := f.get(t, out.ID)
@@ -376,7 +376,7 @@ func TestTemporaryFailureBacksOff(t *testing.T) {
 	if wait := m.NextAttemptAt.Sub(before); wait < 29*time.Second || wait > 61*time.Second {
 		t.Fatalf("next attempt in %s, want 30s-60s", wait)
 	}
-	if n, _ := w.DeliverDue(context.Background()); n != 0 {
+	if n, _ := w.DeliverDue(t.Context()); n != 0 {
 		t.Fatal("retried before its time")
 	}
 }
@@ -415,7 +415,7 @@ func TestExpiredMessageNotSent(t *testing.T) {
 		t.Error("expired message kept its payload")
 	}
 	srv := mailtest.StartAt(t, addr, mailtest.Options{})
-	if n, err := w.DeliverDue(context.Background()); err != nil || n != 0 {
+	if n, err := w.DeliverDue(t.Context()); err != nil || n != 0 {
 		t.Fatalf("DeliverDue after expiry = %d, %v", n, err)
 	}
 	if len(srv.Messages()) != 0 {
@@ -440,7 +440,7 @@ func TestOutboxRetry(t *testing.T) {
 	auditLog := audit.New(f.db.Audit(), time.Now)
 	outbox := mail.NewOutbox(f.db.Mail(), auditLog, time.Now)
 	w := f.worker(t, f.db, f.sender(t, srv.URL()), fastOptions)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	out := f.enqueue(t, "ada@example.com", time.Hour)
 	if _, err := w.DeliverDue(ctx); err != nil {
@@ -510,22 +510,22 @@ func TestPruneMail(t *testing.T) {
 	srv := mailtest.Start(t, mailtest.Options{})
 	sent := f.enqueue(t, "ada@example.com", time.Hour)
 	w := f.worker(t, f.db, f.sender(t, srv.URL()), fastOptions)
-	if _, err := w.DeliverDue(context.Background()); err != nil {
+	if _, err := w.DeliverDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	pending := f.enqueue(t, "bob@example.com", time.Hour)
 	ms := f.db.Mail()
-	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(-time.Minute), false); err != nil || n != 0 {
+	if n, err := f.db.Sweeps().FinishedMail(t.Context(), time.Now().Add(-time.Minute), false); err != nil || n != 0 {
 		t.Fatalf("prune of nothing old: %d, %v", n, err)
 	}
-	if n, err := f.db.Sweeps().FinishedMail(context.Background(), time.Now().Add(time.Minute), false); err != nil || n != 1 {
+	if n, err := f.db.Sweeps().FinishedMail(t.Context(), time.Now().Add(time.Minute), false); err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v; want the sent message only", n, err)
 	}
-	if _, _, err := ms.GetMail(context.Background(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {
+	if _, _, err := ms.GetMail(t.Context(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {
 		t.Fatalf("pruned message still there: %v", err)
 	}
 	var attempts int
-	if err := f.db.Bun().NewRaw("SELECT count(*) FROM mail_attempts WHERE message_id = ?", sent.ID).Scan(context.Background(), &attempts); err != nil || attempts != 0 {
+	if err := f.db.Bun().NewRaw("SELECT count(*) FROM mail_attempts WHERE message_id = ?", sent.ID).Scan(t.Context(), &attempts); err != nil || attempts != 0 {
 		t.Fatalf("%d attempts of the pruned message remain (%v)", attempts, err)
 	}
 	f.get(t, pending.ID)

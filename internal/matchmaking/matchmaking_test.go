@@ -43,7 +43,7 @@ func TestPresets(t *testing.T) {
 }
 
 func TestQueuesFollowSeedsAndCache(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	seeds := &switchableSeeds{}
 	seeds.short.Store(5)
 	seeds.long.Store(6)
@@ -85,7 +85,7 @@ func TestQueuesFollowSeedsAndCache(t *testing.T) {
 func TestQueuesSeedSourceError(t *testing.T) {
 	boom := errors.New("database down")
 	svc := New(&switchableSeeds{err: boom})
-	if _, err := svc.Queues(context.Background()); !errors.Is(err, boom) {
+	if _, err := svc.Queues(t.Context()); !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestQueuesConcurrentSeedChanges(t *testing.T) {
 		go func() {
 			defer readers.Done()
 			for range 100 {
-				snap, err := svc.Queues(context.Background())
+				snap, err := svc.Queues(t.Context())
 				if err != nil {
 					t.Error(err)
 					return
@@ -148,7 +148,7 @@ func TestQueuesConcurrentSeedChanges(t *testing.T) {
 
 func BenchmarkQueuesCached(b *testing.B) {
 	svc := New(StaticSeeds{Short: 1, Long: 2})
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := svc.Queues(ctx); err != nil {

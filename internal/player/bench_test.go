@@ -1,7 +1,6 @@
 package player_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/player"
@@ -12,7 +11,7 @@ import (
 // for a player with friends, requests and a lobby, against the test
 // database (PostgreSQL when PLATFORM_TEST_DATABASE_URL is set).
 func BenchmarkBootstrap(b *testing.B) {
-	ctx := context.Background()
+	ctx := b.Context()
 	env := playertest.New(b, playertest.Options{})
 	me := env.Player(b, "bencher")
 	for i := range 12 {
@@ -41,7 +40,7 @@ func BenchmarkBootstrap(b *testing.B) {
 // BenchmarkLobbyList measures the service side of GET /api/player/lobbies
 // with 40 open lobbies.
 func BenchmarkLobbyList(b *testing.B) {
-	ctx := context.Background()
+	ctx := b.Context()
 	env := playertest.New(b, playertest.Options{})
 	for i := range 40 {
 		host := env.Player(b, "host"+string(rune('a'+i%26))+string(rune('a'+i/26)))

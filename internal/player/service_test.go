@@ -1,7 +1,6 @@
 package player_test
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -24,7 +23,7 @@ func wantCode(t *testing.T, err error, code string) {
 // TestStarterDecksOnceUnderConcurrentFirstAccess has a new player's first
 // requests arrive together: the starter decks are given exactly once.
 func TestStarterDecksOnceUnderConcurrentFirstAccess(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	p := env.Player(t, "newbie")
 	var wg sync.WaitGroup
@@ -60,7 +59,7 @@ func TestStarterDecksOnceUnderConcurrentFirstAccess(t *testing.T) {
 }
 
 func TestIdleLobbiesClose(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	const idle = 10 * time.Minute
 	env := playertest.New(t, playertest.Options{IdleTimeout: idle})
 	host, guest, late := env.Player(t, "host"), env.Player(t, "guest"), env.Player(t, "late")
@@ -139,7 +138,7 @@ func TestIdleLobbiesClose(t *testing.T) {
 }
 
 func TestDisabledQueuesAndFriendsLobbies(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	p := env.Player(t, "someone")
 	_, err := env.Players.CreateLobby(ctx, p, player.CreateLobbyInput{Queue: "ranked-long", Visibility: player.VisibilityPublic})
@@ -154,7 +153,7 @@ func TestDisabledQueuesAndFriendsLobbies(t *testing.T) {
 // TestLobbyListPage checks the page of the lobby list: newest first, the
 // size asked for, and never the caller's own lobby, wherever it falls.
 func TestLobbyListPage(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	create := func(host uuid.UUID) uuid.UUID {
 		t.Helper()
@@ -215,7 +214,7 @@ func TestLobbyListPage(t *testing.T) {
 // TestListAgreesWithJoin checks that the SQL filter of the lobby list and
 // the join rule agree, for every visibility and relationship.
 func TestListAgreesWithJoin(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	relations := map[string]func(host, viewer uuid.UUID){
 		"stranger": func(host, viewer uuid.UUID) {},
@@ -272,7 +271,7 @@ func TestListAgreesWithJoin(t *testing.T) {
 
 func act(t *testing.T, env *playertest.Env, from uuid.UUID, action string, to uuid.UUID) {
 	t.Helper()
-	if _, err := env.Players.Act(context.Background(), from, player.SocialActionInput{Action: action, Target: to.String()}); err != nil {
+	if _, err := env.Players.Act(t.Context(), from, player.SocialActionInput{Action: action, Target: to.String()}); err != nil {
 		t.Fatalf("%s: %v", action, err)
 	}
 }

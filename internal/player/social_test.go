@@ -1,7 +1,6 @@
 package player_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,7 +15,7 @@ import (
 // routes ask each other at the same moment, many pairs at once: every
 // request succeeds and each pair ends up friends.
 func TestMutualFirstRequestsRace(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	const pairs = 12
 	type pair struct{ a, b uuid.UUID }

@@ -1,7 +1,6 @@
 package profile_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -100,7 +99,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 func (e *env) player(t *testing.T) *auth.Principal {
 	t.Helper()
 	n := e.seq.Add(1)
-	p, err := e.auth.SignUp(context.Background(), account.RealmPlayer, account.NewUser{
+	p, err := e.auth.SignUp(t.Context(), account.RealmPlayer, account.NewUser{
 		Email: fmt.Sprintf("player%d@example.com", n), Name: fmt.Sprintf("Player %d", n),
 		Nickname: fmt.Sprintf("player%d", n), Password: password,
 	}, true, auth.Client{})
@@ -113,7 +112,7 @@ func (e *env) player(t *testing.T) *auth.Principal {
 // mailTo delivers the outbox and returns the newest message to addr.
 func (e *env) mailTo(t *testing.T, addr string) mailtest.Message {
 	t.Helper()
-	if _, err := e.worker.DeliverDue(context.Background()); err != nil {
+	if _, err := e.worker.DeliverDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var last *mailtest.Message
@@ -130,7 +129,7 @@ func (e *env) mailTo(t *testing.T, addr string) mailtest.Message {
 
 func (e *env) mailCount(t *testing.T) int {
 	t.Helper()
-	if _, err := e.worker.DeliverDue(context.Background()); err != nil {
+	if _, err := e.worker.DeliverDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return len(e.smtp.Messages())
@@ -138,7 +137,7 @@ func (e *env) mailCount(t *testing.T) int {
 
 func (e *env) user(t *testing.T, id uuid.UUID) *account.User {
 	t.Helper()
-	u, err := e.accounts.ByID(context.Background(), id)
+	u, err := e.accounts.ByID(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +151,9 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
-var ctx = context.Background()
 
 func TestProfileChange(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	if err := e.profiles.RequestProfileChange(ctx, p.User, profile.ProfileChangeInput{Name: "  Ada Lovelace ", Nickname: "Countess", CallbackURL: callback}); err != nil {
@@ -190,6 +189,7 @@ func TestProfileChange(t *testing.T) {
 }
 
 func TestEmailChangeTwoSteps(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	old := p.User.Email
@@ -245,6 +245,7 @@ func TestEmailChangeTwoSteps(t *testing.T) {
 }
 
 func TestPasswordChange(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	other, err := e.auth.OpenSession(ctx, p.User, true, auth.Client{})
@@ -302,6 +303,7 @@ func TestPasswordChange(t *testing.T) {
 }
 
 func TestPasswordChangeValidation(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	for _, tc := range []struct {
@@ -335,6 +337,7 @@ func TestPasswordChangeValidation(t *testing.T) {
 }
 
 func TestTokenExpiry(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	if err := e.profiles.RequestProfileChange(ctx, p.User, profile.ProfileChangeInput{Name: "New", Nickname: "newnick", CallbackURL: callback}); err != nil {
@@ -350,6 +353,7 @@ func TestTokenExpiry(t *testing.T) {
 }
 
 func TestSupersede(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	request := func(nick string) string {
@@ -377,6 +381,7 @@ func TestSupersede(t *testing.T) {
 
 // Of 100 concurrent confirmations of one token exactly one succeeds.
 func TestConcurrentConfirm(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	if err := e.profiles.RequestProfileChange(ctx, p.User, profile.ProfileChangeInput{Name: "Racer", Nickname: "racer", CallbackURL: callback}); err != nil {
@@ -416,6 +421,7 @@ func TestConcurrentConfirm(t *testing.T) {
 }
 
 func TestConflicts(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	a, b := e.player(t), e.player(t)
 
@@ -470,6 +476,7 @@ func TestConflicts(t *testing.T) {
 // A pending change whose base changed meanwhile (here: the password was
 // reset another way) is refused instead of undoing the newer change.
 func TestStaleChangeRefused(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	if err := e.profiles.RequestPasswordChange(ctx, p.User, profile.PasswordChangeInput{CurrentPassword: password, NewPassword: "stale but valid", CallbackURL: callback}); err != nil {
@@ -491,6 +498,7 @@ func TestStaleChangeRefused(t *testing.T) {
 }
 
 func TestCallbackURL(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	for _, bad := range []string{
@@ -532,6 +540,7 @@ func TestCallbackURL(t *testing.T) {
 }
 
 func TestMalformedTokens(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	_, err := e.profiles.Confirm(ctx, "")
 	wantCode(t, err, platform.CodeValidation)
@@ -543,6 +552,7 @@ func TestMalformedTokens(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t, withRateLimit(3))
 	a, b := e.player(t), e.player(t)
 	// Per user, wrong passwords included.
@@ -577,6 +587,7 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestInspectAndIssue(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	const actor = "os:support"
@@ -664,6 +675,7 @@ func TestInspectAndIssue(t *testing.T) {
 // A request whose transaction fails leaves nothing behind: no change, no
 // token, no message.
 func TestNothingHalfWritten(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	a, b := e.player(t), e.player(t)
 	err := e.profiles.RequestProfileChange(ctx, a.User, profile.ProfileChangeInput{Name: "A", Nickname: b.User.Nickname, CallbackURL: callback})
@@ -682,6 +694,7 @@ func TestNothingHalfWritten(t *testing.T) {
 // Pruning drops the new password hash once the change can no longer be
 // confirmed, and whole changes after the retention period.
 func TestPrune(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t)
 	p := e.player(t)
 	if err := e.profiles.RequestPasswordChange(ctx, p.User, profile.PasswordChangeInput{CurrentPassword: password, NewPassword: "never confirmed", CallbackURL: callback}); err != nil {

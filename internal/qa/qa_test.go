@@ -30,7 +30,7 @@ func TestVectorsFromTheFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, _ := f.DeckCodeVectors(context.Background())
+	vs, _ := f.DeckCodeVectors(t.Context())
 	want := len(set.Content.StarterDecks)
 	for _, p := range set.World.Players {
 		want += len(p.Decks)
@@ -72,7 +72,7 @@ func TestVectorsFromTheFixtures(t *testing.T) {
 		}
 	}
 
-	players, err := f.FixturePlayers(context.Background())
+	players, err := f.FixturePlayers(t.Context())
 	if err != nil || len(players) != len(set.World.Players) {
 		t.Fatalf("fixture players %+v %v", players, err)
 	}
@@ -84,7 +84,7 @@ func TestVectorsFromTheFixtures(t *testing.T) {
 }
 
 func TestLazyLoadsOnFirstUseOnce(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	loads := 0
 	lazy := qa.NewLazy(func() (*seed.Set, error) {
 		loads++

@@ -1,7 +1,6 @@
 package resilience_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -130,7 +129,7 @@ func seedContent(t *testing.T, a *app.App) {
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	if _, err := a.Seeder.Seed(context.Background(), set, seed.Options{}); err != nil {
+	if _, err := a.Seeder.Seed(t.Context(), set, seed.Options{}); err != nil {
 		t.Fatal(err)
 	}
 }

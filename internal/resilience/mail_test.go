@@ -2,7 +2,6 @@ package resilience_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -225,12 +224,12 @@ func TestSIGKILLDuringDelivery(t *testing.T) {
 
 	// The outbox shows the killed attempts: the messages that were in
 	// flight took a second attempt, by the new process.
-	db, err := store.Open(context.Background(), env["PLATFORM_DATABASE_URL"])
+	db, err := store.Open(t.Context(), env["PLATFORM_DATABASE_URL"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	msgs, err := db.Mail().ListMail(context.Background(), mail.Filter{Limit: 100})
+	msgs, err := db.Mail().ListMail(t.Context(), mail.Filter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +326,7 @@ func TestTwoServersOneDatabase(t *testing.T) {
 // outbox's attempt log.
 func senders(t *testing.T, dbURL string) map[string]int {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)

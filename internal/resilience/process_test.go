@@ -132,7 +132,7 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 // operator does on PostgreSQL, so that the player routes have a catalog.
 func (p *serveProc) signUpWithEmail(t *testing.T) (cookie, email string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	cfg, err := config.Load(func(k string) string { return p.env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)

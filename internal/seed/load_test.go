@@ -1,7 +1,6 @@
 package seed_test
 
 import (
-	"context"
 	"io/fs"
 	"strings"
 	"testing"
@@ -51,9 +50,9 @@ func TestEmbeddedWorldHashesMatchPasswords(t *testing.T) {
 			t.Errorf("%s has no passwordHash, so seeding a fresh database hashes the password", p.Nickname)
 			continue
 		}
-		ok, stale, err := h.Verify(context.Background(), p.PasswordHash, p.Password)
+		ok, stale, err := h.Verify(t.Context(), p.PasswordHash, p.Password)
 		if err != nil || !ok || stale {
-			fresh, _ := h.Hash(context.Background(), p.Password)
+			fresh, _ := h.Hash(t.Context(), p.Password)
 			t.Errorf("%s: passwordHash is not a hash of %q with the default parameters (ok %v, stale %v, %v); this one is: %s",
 				p.Nickname, p.Password, ok, stale, err, fresh)
 		}

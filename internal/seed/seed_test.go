@@ -1,7 +1,6 @@
 package seed_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,7 +27,7 @@ func snapshot(t *testing.T, db *store.DB) map[string]int {
 	for _, table := range []string{"content_catalogs", "content_card_ids", "liveops_configs", "fixture_ledger", "users",
 		"player_profiles", "player_decks", "social_edges", "lobbies", "lobby_members"} {
 		var n int
-		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM "+table).Scan(context.Background(), &n); err != nil {
+		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM "+table).Scan(t.Context(), &n); err != nil {
 			t.Fatal(err)
 		}
 		out[table] = n
@@ -54,7 +53,7 @@ func actions(r *seed.Report) map[string]string {
 }
 
 func TestSeedIsIdempotent(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{}) // content and live-ops, no world
 	set := loadEmbedded(t)
 
@@ -87,7 +86,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 }
 
 func TestSeedNeverUndoesPlayerChanges(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{World: true})
 	ada := mustPlayer(t, env, "ada")
 	barbara := mustPlayer(t, env, "barbara")
@@ -149,7 +148,7 @@ func TestSeedNeverUndoesPlayerChanges(t *testing.T) {
 
 func mustPlayer(t *testing.T, env *playertest.Env, nickname string) uuid.UUID {
 	t.Helper()
-	u, err := env.Accounts.ByEmail(context.Background(), account.RealmPlayer, nickname+"@example.test")
+	u, err := env.Accounts.ByEmail(t.Context(), account.RealmPlayer, nickname+"@example.test")
 	if err != nil {
 		t.Fatalf("fixture player %s: %v", nickname, err)
 	}
@@ -157,7 +156,7 @@ func mustPlayer(t *testing.T, env *playertest.Env, nickname string) uuid.UUID {
 }
 
 func TestSeedSkipsWorldItemsThatClash(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	// Someone signed up as linus before the world was seeded, and blocked
 	// ada's future request target ken... by befriending him first.
@@ -188,7 +187,7 @@ func TestSeedSkipsWorldItemsThatClash(t *testing.T) {
 }
 
 func TestSeedDryRunWritesNothing(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	env := seederOn(t, db)
 	before := snapshot(t, db)
@@ -214,7 +213,7 @@ func seederOn(t *testing.T, db *store.DB) *seed.Seeder {
 }
 
 func TestSeedRefusesInvalidFixturesAndWritesNothing(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	s := seederOn(t, db)
 	m := mapFS(t)
@@ -235,7 +234,7 @@ func TestSeedRefusesInvalidFixturesAndWritesNothing(t *testing.T) {
 }
 
 func TestSeedPublishesCatalogChangesAndGuardsNumIDs(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 
 	m := mapFS(t)
@@ -286,7 +285,7 @@ func TestSeedPublishesCatalogChangesAndGuardsNumIDs(t *testing.T) {
 }
 
 func TestSeedKeepsOperatorLiveOps(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	_, err := env.DB.Bun().NewRaw(`INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at)
 		SELECT version + 1, 'op', 'op', body, 'operator', published_at FROM liveops_configs`).Exec(ctx)
@@ -306,7 +305,7 @@ func TestSeedKeepsOperatorLiveOps(t *testing.T) {
 }
 
 func TestConcurrentSeedsApplyOnce(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	db := storetest.Open(t)
 	set := loadEmbedded(t)
 	const runs = 4
@@ -343,7 +342,7 @@ func TestConcurrentSeedsApplyOnce(t *testing.T) {
 // fixture player's passwordHash as it is, without hashing, and the
 // published password signs in.
 func TestWorldPlayersSignInWithTheirFixturePassword(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{World: true})
 	for _, p := range loadEmbedded(t).World.Players {
 		u, err := env.Accounts.ByEmail(ctx, account.RealmPlayer, p.Email)
@@ -365,7 +364,7 @@ func TestWorldPlayersSignInWithTheirFixturePassword(t *testing.T) {
 // TestSeedHashesPasswordsWithoutFixtureHash: a world player without a
 // passwordHash gets the password hashed with the service's parameters.
 func TestSeedHashesPasswordsWithoutFixtureHash(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	m := mapFS(t)
 	ada := loadEmbedded(t).World.Players[0]
@@ -396,7 +395,7 @@ func TestSeedHashesPasswordsWithoutFixtureHash(t *testing.T) {
 // that is the same deck as a starter one is not stored twice, but it is
 // still their default.
 func TestFixtureDefaultDeckThatIsAStarterDeck(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
 	m := mapFS(t)
 	edit(t, m, seed.FileWorld, "    email: ken@example.test\n    password: development-only\n",

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -32,7 +31,7 @@ func TestSQLitePath(t *testing.T) {
 
 func TestOpenCreatesSQLiteDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "dir", "p.db")
-	db, err := Open(context.Background(), "sqlite://"+path)
+	db, err := Open(t.Context(), "sqlite://"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func TestOpenCreatesSQLiteDirectory(t *testing.T) {
 }
 
 func TestUnreachablePostgresIsUnavailable(t *testing.T) {
-	_, err := Open(context.Background(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	_, err := Open(t.Context(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
 	if !platform.IsKind(err, platform.KindUnavailable) {
 		t.Fatalf("open on a closed port: %v, want SERVICE_UNAVAILABLE", err)
 	}

@@ -4,7 +4,6 @@
 package storetest
 
 import (
-	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -66,7 +65,7 @@ func Open(tb testing.TB) *store.DB {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := m.Up(context.Background()); err != nil {
+	if _, err := m.Up(tb.Context()); err != nil {
 		tb.Fatalf("migrate: %v", err)
 	}
 	return db
@@ -75,7 +74,7 @@ func Open(tb testing.TB) *store.DB {
 // OpenEmpty returns an unmigrated database for tb, closed when tb ends.
 func OpenEmpty(tb testing.TB) *store.DB {
 	tb.Helper()
-	db, err := store.Open(context.Background(), URL(tb))
+	db, err := store.Open(tb.Context(), URL(tb))
 	if err != nil {
 		tb.Fatalf("open test database: %v", err)
 	}

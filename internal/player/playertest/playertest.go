@@ -4,7 +4,6 @@
 package playertest
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +85,7 @@ func New(tb testing.TB, opts Options) *Env {
 	if len(ps) > 0 {
 		tb.Fatalf("embedded fixtures: %v", ps)
 	}
-	if _, err := e.Seeder.Seed(context.Background(), set, seed.Options{World: opts.World}); err != nil {
+	if _, err := e.Seeder.Seed(tb.Context(), set, seed.Options{World: opts.World}); err != nil {
 		tb.Fatalf("seed: %v", err)
 	}
 	return e
@@ -95,7 +94,7 @@ func New(tb testing.TB, opts Options) *Env {
 // Player creates a player account and returns its id.
 func (e *Env) Player(tb testing.TB, nickname string) uuid.UUID {
 	tb.Helper()
-	u, err := e.Accounts.Create(context.Background(), account.RealmPlayer, account.NewUser{
+	u, err := e.Accounts.Create(tb.Context(), account.RealmPlayer, account.NewUser{
 		Email: nickname + "@example.test", Name: nickname, Nickname: nickname, Password: "correct horse battery"})
 	if err != nil {
 		tb.Fatalf("create player %s: %v", nickname, err)
