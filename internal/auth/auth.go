@@ -185,10 +185,6 @@ type SessionWatcher interface {
 	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }
 
-type noWatcher struct{}
-
-func (noWatcher) SessionsEnded(context.Context, uuid.UUID, string) {}
-
 // ended tells the watcher that sessions of userID ended.
 func (s *Service) ended(ctx context.Context, userID uuid.UUID, reason string) {
 	if s.opts.Watcher != nil {

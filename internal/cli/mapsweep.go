@@ -156,13 +156,6 @@ func (s *sweepWriter) add(r *mapRow) {
 	s.count++
 }
 
-func laneValue(r *mapRow, vals []int, i int) int {
-	if i >= r.lanes {
-		return -1
-	}
-	return vals[i]
-}
-
 func appendLengths(b []byte, ls []int) []byte {
 	b = append(b, '[')
 	for i, n := range ls {

@@ -56,14 +56,6 @@ func decodeAuthPath(escaped string) (p string, tooDeep bool) {
 	return "/" + strings.TrimPrefix(p, "/"), tooDeep
 }
 
-// normalizeAuthPath is decodeAuthPath with dot segments resolved and the
-// trailing slash removed: the path a router would match. It is, with
-// decodeAuthPath, the one place path variants are reasoned about.
-func normalizeAuthPath(escaped string) string {
-	p, _ := decodeAuthPath(escaped)
-	return path.Clean(p)
-}
-
 // authPathVerdict is what the guard decides about one path.
 type authPathVerdict struct {
 	under   bool   // the path is, or climbs out of, /api/auth

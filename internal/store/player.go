@@ -378,7 +378,7 @@ func (q playerQ) LockProfiles(ctx context.Context, ids ...uuid.UUID) error {
 		return nil
 	}
 	var got []uuid.UUID
-	err := q.idb.NewRaw("SELECT user_id FROM player_profiles WHERE user_id IN (?) ORDER BY user_id FOR UPDATE", bun.In(sortedIDs(ids))).Scan(ctx, &got)
+	err := q.idb.NewRaw("SELECT user_id FROM player_profiles WHERE user_id IN (?) ORDER BY user_id FOR UPDATE", bun.List(sortedIDs(ids))).Scan(ctx, &got)
 	return mapError(err)
 }
 

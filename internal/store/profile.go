@@ -259,8 +259,8 @@ func supersedePendingChanges(ctx context.Context, tx bun.IDB, userID uuid.UUID, 
 		for i, ty := range types {
 			names[i] = string(ty)
 		}
-		pending = pending.Where("type IN (?)", bun.In(names))
-		update = update.Where("type IN (?)", bun.In(names))
+		pending = pending.Where("type IN (?)", bun.List(names))
+		update = update.Where("type IN (?)", bun.List(names))
 	}
 	if _, err := tx.NewUpdate().Model((*profileTokenRow)(nil)).Set("superseded_at = ?", now).
 		Where("consumed_at IS NULL AND superseded_at IS NULL AND change_id IN (?)", pending).Exec(ctx); err != nil {
