@@ -298,7 +298,18 @@ func TestFailedRollbackStepIsReportedExactly(t *testing.T) {
 	if _, err := db.ExecContext(t.Context(), drop); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, env, "migrate", "down", "--yes", "--steps", "3", "-o", "json")
+	// Ask for every migration newer than player, player itself and one
+	// more: the newer ones roll back, player fails, the last is left.
+	newer := map[int64]bool{}
+	for _, m := range migrateStatus(t, env) {
+		if m.Name == "player" {
+			clear(newer)
+			continue
+		}
+		newer[m.Version] = true
+	}
+	steps := fmt.Sprint(len(newer) + 2)
+	r := run(t, env, "migrate", "down", "--yes", "--steps", steps, "-o", "json")
 	var report struct {
 		RolledBack, NotRolledBack []store.Migration
 		Failed                    *store.Migration
@@ -306,18 +317,29 @@ func TestFailedRollbackStepIsReportedExactly(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || r.code != 1 {
 		t.Fatalf("down with a failing step: exit %d, %v, stdout %s stderr %s", r.code, err, r.stdout, r.stderr)
 	}
-	if len(report.RolledBack) != 1 || report.Failed == nil || report.Failed.Name != "player" || len(report.NotRolledBack) != 1 {
-		t.Fatalf("report %+v, want one rolled back, player failed, one not rolled back", report)
+	if len(report.RolledBack) != len(newer) || report.Failed == nil || report.Failed.Name != "player" || len(report.NotRolledBack) != 1 {
+		t.Fatalf("report %+v, want the %d newer migrations rolled back, player failed, one not rolled back", report, len(newer))
 	}
-	r = run(t, env, "migrate", "status", "-o", "json")
-	var st []store.Migration
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-		t.Fatal(err)
+	for _, m := range report.RolledBack {
+		if !newer[m.Version] {
+			t.Errorf("rolled back %d %s, which is not newer than player", m.Version, m.Name)
+		}
 	}
-	for _, m := range st {
-		wantApplied := m.Version != report.RolledBack[0].Version
+	for _, m := range migrateStatus(t, env) {
+		wantApplied := !newer[m.Version]
 		if m.Applied != wantApplied {
 			t.Errorf("status of %d %s: applied %v, want %v", m.Version, m.Name, m.Applied, wantApplied)
 		}
 	}
+}
+
+// migrateStatus runs `migrate status -o json`.
+func migrateStatus(t *testing.T, env map[string]string) []store.Migration {
+	t.Helper()
+	r := run(t, env, "migrate", "status", "-o", "json")
+	var st []store.Migration
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("migrate status: %v: %s %s", err, r.stdout, r.stderr)
+	}
+	return st
 }

@@ -57,7 +57,7 @@ func addMigrateFlags(cmd *cobra.Command, locks bool) *migrateOpts {
 // openMigrator opens the configured database (creating it only for
 // `migrate up`) and its migrator. The caller closes the database.
 func openMigrator(cmd *cobra.Command, e *env, o *migrateOpts, create bool) (*store.Migrator, *store.DB, error) {
-	if err := checkOutput(*o.output); err != nil {
+	if err := checkOutput(*o.output, outputTable, outputJSON); err != nil {
 		return nil, nil, err
 	}
 	cfg, err := loadConfig(cmd, e)
