@@ -389,6 +389,9 @@ func (a *App) Handler() http.Handler {
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
+		Events:      a.Events,
+		StreamTimings: httpapi.StreamTimings{
+			Heartbeat: a.Config.EventsHeartbeat, WriteTimeout: a.Config.EventsWriteTimeout, Retry: a.Config.EventsRetry},
 	})
 }
 
