@@ -64,6 +64,9 @@ func New(tb testing.TB, opts ...Option) *Server {
 		// password hashes can queue for longer than production's request
 		// deadline; tests of the deadline itself set their own.
 		"PLATFORM_REQUEST_TIMEOUT": "2m",
+		// For the same reason a sign-up may wait longer for a hashing
+		// slot; the admission tests set their own wait.
+		"PLATFORM_HASH_WAIT": "30s",
 	}
 	for _, o := range opts {
 		o(env)
