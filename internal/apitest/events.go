@@ -29,7 +29,9 @@ func (e Event) Decode(tb testing.TB, v any) {
 
 // Stream is an open event stream read by a real HTTP client.
 type Stream struct {
-	// Retry is the reconnect delay the server suggested, as sent.
+	// Retry is the reconnect delay the server suggested, as sent. The
+	// server sends it before the first event, so it is set (and safe to
+	// read) once Next has returned an event.
 	Retry string
 	// heartbeats counts the comment lines read.
 	heartbeats atomic.Int64
