@@ -58,7 +58,7 @@ type App struct {
 	// Queues are the matchmaking queue presets; Players owns decks,
 	// friends and lobbies; LiveOps the live-ops configuration; Seeder
 	// applies the fixtures.
-	Queues  player.Queues
+	Queues  []matchmaking.Queue
 	Players *player.Service
 	LiveOps *liveops.Service
 	Seeder  *seed.Seeder
@@ -207,7 +207,7 @@ type mailer struct {
 // buildPlayer wires the player meta state: live-ops, the player service,
 // the seeder, and the facts /api/meta publishes about them.
 func (a *App) buildPlayer() {
-	a.Queues = lobbyQueues()
+	a.Queues = matchmaking.Presets()
 	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
 		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
 		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
@@ -237,18 +237,6 @@ func (a *App) buildEventTransport() {
 		a.eventTransport = events.NewLocal()
 	}
 	a.eventPub = events.NewPublisher(a.eventTransport, a.Log)
-}
-
-// lobbyQueues shows lobbies the matchmaking queue presets: a lobby's
-// capacity is the largest party its queue admits.
-func lobbyQueues() player.QueueList {
-	presets := matchmaking.Presets()
-	out := make(player.QueueList, len(presets))
-	for i, q := range presets {
-		out[i] = player.Queue{ID: q.ID, Mode: q.Mode, MapSize: string(q.MapSize), PartySize: q.PartySize.Max,
-			Rated: q.Rated, RequiresValidDeck: q.RequiresValidDeck, Enabled: q.Enabled}
-	}
-	return out
 }
 
 // SeedEmptySQLite applies the embedded fixtures to an embedded database
@@ -289,13 +277,9 @@ func embeddedFixtures() (*seed.Set, error) {
 func (a *App) buildLiveOps() {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
-	var queues []liveops.QueuePreset
-	for _, q := range matchmaking.Presets() {
-		queues = append(queues, liveops.QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled})
-	}
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        a.Gauges,
-		Queues:       queues,
+		Queues:       a.Queues,
 		Counters:     liveops.Counters{PendingProfileChanges: a.Gauges, MailOutbox: a.Gauges, OpenLobbies: a.Gauges},
 		LiveOps:      a.LiveOps,
 		Audit:        a.Audit,

@@ -150,7 +150,7 @@ func TestAdminBootstrap(t *testing.T) {
 	if len(b.Maps) != 2 || b.Maps[0].Seed != 4242 || b.Maps[1].Seed != 202 || !b.Maps[0].Valid || b.Maps[0].PathCellCount == 0 {
 		t.Fatalf("maps %+v", b.Maps)
 	}
-	if len(b.Queues) != len(srv.App.Queues.Queues()) {
+	if len(b.Queues) != len(srv.App.Queues) {
 		t.Fatalf("queues %+v", b.Queues)
 	}
 	for _, q := range b.Queues {

@@ -28,9 +28,9 @@ func createLobby(t *testing.T, c *apitest.Client, queue, visibility string) *pla
 // preset's largest party.
 func queueCapacity(t *testing.T, srv *apitest.Server, queue string) int {
 	t.Helper()
-	for _, q := range srv.App.Queues.Queues() {
+	for _, q := range srv.App.Queues {
 		if q.ID == queue {
-			return q.PartySize
+			return q.PartySize.Max
 		}
 	}
 	t.Fatalf("no queue %s", queue)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -72,7 +73,7 @@ func BenchmarkConsoleBootstrap(b *testing.B) {
 	console := liveops.NewConsole(liveops.ConsoleDeps{Store: lo,
 		Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
 		LiveOps:  f.svc, Audit: f.audit, Environment: "development", Database: f.db.Dialect(), StartedAt: t0, Now: f.clock.now,
-		Queues: []liveops.QueuePreset{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}})
+		Queues: []matchmaking.Queue{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}})
 	caller := liveops.Caller{Email: "ops@example.com", Role: role.Admin}
 	for b.Loop() {
 		if _, err := console.Bootstrap(ctx, caller); err != nil {

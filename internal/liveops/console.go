@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/gamemap"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -70,7 +71,7 @@ type Counters struct {
 	OpenLobbies           LobbyCounter
 }
 
-// QueuePreset is a matchmaking queue preset as the console lists it.
+// QueuePreset is what the console lists of a matchmaking queue preset.
 type QueuePreset struct {
 	ID      string       `json:"id"`
 	Mode    string       `json:"mode"`
@@ -81,7 +82,7 @@ type QueuePreset struct {
 // ConsoleDeps are what the admin console reads from.
 type ConsoleDeps struct {
 	Store        ConsoleStore
-	Queues       []QueuePreset
+	Queues       []matchmaking.Queue
 	Counters     Counters
 	LiveOps      *Service
 	Audit        *audit.Log
@@ -219,7 +220,8 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap
 		}
 		for _, q := range c.d.Queues {
 			s := seeds[q.MapSize]
-			b.Queues = append(b.Queues, QueueView{QueuePreset: q, Seed: s.EffectiveSeed, OverriddenBy: s.OverriddenBy})
+			p := QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled}
+			b.Queues = append(b.Queues, QueueView{QueuePreset: p, Seed: s.EffectiveSeed, OverriddenBy: s.OverriddenBy})
 		}
 	}
 	if caller.Role.Can(role.AuditRead) {

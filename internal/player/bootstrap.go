@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/towerdefence/platformctl/internal/gamemap"
 	"github.com/towerdefence/platformctl/internal/liveops"
 )
 
@@ -29,7 +30,7 @@ type Bootstrap struct {
 	Decks      *DeckList           `json:"decks"`
 	Social     *SocialSummary      `json:"social"`
 	Lobby      *Lobby              `json:"lobby"`
-	Queues     []Queue             `json:"queues"`
+	Queues     []QueueSummary      `json:"queues"`
 	LiveOps    *liveops.Evaluation `json:"liveops"`
 }
 
@@ -76,9 +77,23 @@ func (s *Service) Bootstrap(ctx context.Context, v Viewer) (*Bootstrap, error) {
 	return b, nil
 }
 
-func (s *Service) queueList() []Queue {
-	qs := s.queues.Queues()
-	out := make([]Queue, len(qs))
-	copy(out, qs)
+// QueueSummary is a matchmaking queue preset as lobbies use it: PartySize
+// is the capacity of a lobby for the queue, its preset's largest party.
+type QueueSummary struct {
+	ID                string       `json:"id"`
+	Mode              string       `json:"mode"`
+	MapSize           gamemap.Size `json:"mapSize"`
+	PartySize         int          `json:"partySize"`
+	Rated             bool         `json:"rated"`
+	RequiresValidDeck bool         `json:"requiresValidDeck"`
+	Enabled           bool         `json:"enabled"`
+}
+
+func (s *Service) queueList() []QueueSummary {
+	out := make([]QueueSummary, len(s.queues))
+	for i, q := range s.queues {
+		out[i] = QueueSummary{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, PartySize: q.PartySize.Max,
+			Rated: q.Rated, RequiresValidDeck: q.RequiresValidDeck, Enabled: q.Enabled}
+	}
 	return out
 }

@@ -106,8 +106,8 @@ func (s *Service) SeedLobbyTx(ctx context.Context, tx Tx, host uuid.UUID, queueI
 	if !ok {
 		return false, fmt.Errorf("fixture lobby: unknown queue %q", queueID)
 	}
-	if 1+len(members) > q.PartySize {
-		return false, fmt.Errorf("fixture lobby: %d players exceed the party size %d of %s", 1+len(members), q.PartySize, q.ID)
+	if 1+len(members) > q.PartySize.Max {
+		return false, fmt.Errorf("fixture lobby: %d players exceed the party size %d of %s", 1+len(members), q.PartySize.Max, q.ID)
 	}
 	now := s.clock()
 	everyone := append([]uuid.UUID{host}, members...)
@@ -128,7 +128,7 @@ func (s *Service) SeedLobbyTx(ctx context.Context, tx Tx, host uuid.UUID, queueI
 	}
 	code := newJoinCode()
 	l := &LobbyRow{ID: uuid.New(), JoinCode: &code, QueueID: q.ID, Visibility: visibility, Status: LobbyOpen, HostID: host,
-		Capacity: q.PartySize, MemberCount: len(everyone), CreatedAt: now, UpdatedAt: now, ActiveAt: now}
+		Capacity: q.PartySize.Max, MemberCount: len(everyone), CreatedAt: now, UpdatedAt: now, ActiveAt: now}
 	if err := tx.InsertLobby(ctx, l); err != nil {
 		return false, err
 	}

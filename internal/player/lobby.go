@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -135,13 +136,13 @@ const (
 	MaxLobbyListLimit     = 100
 )
 
-func (s *Service) queue(id string) (Queue, bool) {
-	for _, q := range s.queues.Queues() {
+func (s *Service) queue(id string) (matchmaking.Queue, bool) {
+	for _, q := range s.queues {
 		if q.ID == id {
 			return q, true
 		}
 	}
-	return Queue{}, false
+	return matchmaking.Queue{}, false
 }
 
 func (s *Service) isIdle(l *LobbyRow, now time.Time) bool {
@@ -505,7 +506,7 @@ func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid
 	return tx.UpdateLobby(ctx, l)
 }
 
-func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q Queue, players ...uuid.UUID) error {
+func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q matchmaking.Queue, players ...uuid.UUID) error {
 	if !q.RequiresValidDeck {
 		return nil
 	}
@@ -580,9 +581,9 @@ func (s *Service) CreateLobby(ctx context.Context, playerID uuid.UUID, in Create
 }
 
 // insertLobby writes a new lobby with a fresh join code and its host.
-func (s *Service) insertLobby(ctx context.Context, tx Tx, q Queue, visibility string, playerID uuid.UUID, now time.Time, ch *lobbyChanges) (*LobbyResult, error) {
+func (s *Service) insertLobby(ctx context.Context, tx Tx, q matchmaking.Queue, visibility string, playerID uuid.UUID, now time.Time, ch *lobbyChanges) (*LobbyResult, error) {
 	l := &LobbyRow{ID: uuid.New(), QueueID: q.ID, Visibility: visibility, Status: LobbyOpen, HostID: playerID,
-		Capacity: q.PartySize, MemberCount: 1, CreatedAt: now, UpdatedAt: now, ActiveAt: now}
+		Capacity: q.PartySize.Max, MemberCount: 1, CreatedAt: now, UpdatedAt: now, ActiveAt: now}
 	for attempt := 0; ; attempt++ {
 		code := newJoinCode()
 		l.JoinCode = &code

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -67,35 +68,10 @@ type Options struct {
 	Events Events
 }
 
-// Queue is what lobbies need to know of a matchmaking queue preset.
-type Queue struct {
-	ID      string `json:"id"`
-	Mode    string `json:"mode"`
-	MapSize string `json:"mapSize"`
-	// PartySize is the most players one lobby may bring to the queue.
-	PartySize int  `json:"partySize"`
-	Rated     bool `json:"rated"`
-	// RequiresValidDeck makes every member of a lobby for this queue need a
-	// valid default deck.
-	RequiresValidDeck bool `json:"requiresValidDeck"`
-	Enabled           bool `json:"enabled"`
-}
-
-// Queues supplies the queue presets. The matchmaking package owns them.
-type Queues interface {
-	Queues() []Queue
-}
-
-// QueueList is a fixed list of queue presets.
-type QueueList []Queue
-
-// Queues implements Queues.
-func (l QueueList) Queues() []Queue { return l }
-
 // Service is the player meta-state service.
 type Service struct {
 	store   Store
-	queues  Queues
+	queues  []matchmaking.Queue
 	liveops LiveOps
 	limits  Limits
 	idle    time.Duration
@@ -106,8 +82,9 @@ type Service struct {
 	catalog *Catalog // the last loaded version; versions never change
 }
 
-// New returns the service.
-func New(store Store, queues Queues, liveops LiveOps, opts Options) *Service {
+// New returns the service. queues are the matchmaking queue presets
+// lobbies may be opened for; a lobby holds its queue's largest party.
+func New(store Store, queues []matchmaking.Queue, liveops LiveOps, opts Options) *Service {
 	s := &Service{store: store, queues: queues, liveops: liveops, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: opts.Now}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits

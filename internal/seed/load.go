@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 )
 
@@ -127,13 +128,13 @@ func fileOf(contentPath string) string {
 // Validate returns every problem of the set: content, live-ops and world
 // together, so one run lists everything to fix. queues are the queue
 // preset ids that live-ops events and world lobbies may name.
-func (s *Set) Validate(queues player.Queues) []Problem {
+func (s *Set) Validate(queues []matchmaking.Queue) []Problem {
 	var ps []Problem
 	for _, p := range s.Content.Validate() {
 		ps = append(ps, Problem{File: fileOf(p.Path), Path: p.Path, Message: p.Message})
 	}
 	var ids []string
-	for _, q := range queues.Queues() {
+	for _, q := range queues {
 		ids = append(ids, q.ID)
 	}
 	for _, p := range s.LiveOps.Validate(ids) {

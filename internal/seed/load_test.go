@@ -8,17 +8,17 @@ import (
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
-	"github.com/towerdefence/platformctl/internal/player"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
 // testQueues mirror the queue presets closely enough for validation.
-var testQueues = player.QueueList{
-	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 2, Enabled: true},
-	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 2, Enabled: true},
-	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+var testQueues = []matchmaking.Queue{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 8}, Enabled: true},
 }
 
 func TestEmbeddedFixturesAreValid(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 )
@@ -73,12 +74,12 @@ type Seeder struct {
 	store    Store
 	accounts *account.Service
 	players  *player.Service
-	queues   player.Queues
+	queues   []matchmaking.Queue
 	now      func() time.Time
 }
 
 // New returns a seeder.
-func New(store Store, accounts *account.Service, players *player.Service, queues player.Queues, now func() time.Time) *Seeder {
+func New(store Store, accounts *account.Service, players *player.Service, queues []matchmaking.Queue, now func() time.Time) *Seeder {
 	return &Seeder{store: store, accounts: accounts, players: players, queues: queues, now: now}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 )
@@ -81,7 +82,7 @@ func pairKey(a, b string) string {
 // rules, unknown players, one relationship per pair, deck legality, lobby
 // sizes and ranked decks. The rules themselves belong to account and
 // player; validate only says where in the file each one is broken.
-func (w *World) validate(content *player.Content, queues player.Queues) []player.Problem {
+func (w *World) validate(content *player.Content, queues []matchmaking.Queue) []player.Problem {
 	c := &worldCheck{
 		world:          w,
 		content:        content,
@@ -105,7 +106,7 @@ type worldCheck struct {
 	world          *World
 	content        *player.Content
 	cat            *player.Catalog
-	queues         player.Queues
+	queues         []matchmaking.Queue
 	ps             problems
 	known          map[string]bool   // nickname keys seen so far
 	emails         map[string]bool   // normalised emails seen so far
@@ -248,15 +249,15 @@ func (c *worldCheck) lobbies() {
 			}
 			c.member(mp, l, q, nick, j == 0, inLobby)
 		}
-		if q != nil && len(everyone) > q.PartySize {
-			c.ps.Add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize, q.ID)
+		if q != nil && len(everyone) > q.PartySize.Max {
+			c.ps.Add(path+".members", "%d players exceed the party size %d of %s", len(everyone), q.PartySize.Max, q.ID)
 		}
 	}
 }
 
 // member checks one player of lobby l; inLobby maps each nickname key
 // placed so far to its lobby id.
-func (c *worldCheck) member(path string, l WorldLobby, q *player.Queue, nick string, host bool, inLobby map[string]string) {
+func (c *worldCheck) member(path string, l WorldLobby, q *matchmaking.Queue, nick string, host bool, inLobby map[string]string) {
 	if !c.ref(path, nick) {
 		return
 	}
@@ -274,8 +275,8 @@ func (c *worldCheck) member(path string, l WorldLobby, q *player.Queue, nick str
 }
 
 // queue returns the queue preset with id, or nil.
-func (c *worldCheck) queue(id string) *player.Queue {
-	for _, q := range c.queues.Queues() {
+func (c *worldCheck) queue(id string) *matchmaking.Queue {
+	for _, q := range c.queues {
 		if q.ID == id {
 			return &q
 		}

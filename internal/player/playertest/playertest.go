@@ -13,6 +13,7 @@ import (
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -21,12 +22,12 @@ import (
 
 // Queues are the queue presets of the tests: casual lobbies hold four,
 // ranked ones two and need valid decks, and one queue is switched off.
-var Queues = player.QueueList{
-	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: 4, Enabled: true},
-	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: 4, Enabled: true},
-	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: 2, Rated: true, RequiresValidDeck: true, Enabled: true},
-	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: 2, Rated: true, RequiresValidDeck: false, Enabled: false},
-	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: 8, Enabled: true},
+var Queues = []matchmaking.Queue{
+	{ID: "casual-short", Mode: "casual", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 4}, Enabled: true},
+	{ID: "casual-long", Mode: "casual", MapSize: "long", PartySize: matchmaking.PartySize{Min: 1, Max: 4}, Enabled: true},
+	{ID: "ranked-short", Mode: "ranked", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Rated: true, RequiresValidDeck: true, Enabled: true},
+	{ID: "ranked-long", Mode: "ranked", MapSize: "long", PartySize: matchmaking.PartySize{Min: 1, Max: 2}, Rated: true, RequiresValidDeck: false, Enabled: false},
+	{ID: "custom-hosted", Mode: "custom", MapSize: "short", PartySize: matchmaking.PartySize{Min: 1, Max: 8}, Enabled: true},
 }
 
 // Cheap keeps password hashing fast in tests.
