@@ -223,8 +223,17 @@ func (q playerQ) MembershipOf(ctx context.Context, userID uuid.UUID) (*player.Me
 	return &m, nil
 }
 
-const lobbyColumns = "l.id, l.join_code, l.queue_id, l.visibility, l.status, l.host_id, l.capacity, l.member_count, " +
-	"l.created_at, l.updated_at, l.active_at, l.closed_at, l.close_reason"
+// lobbyCols are the columns of a lobby row, in lobbyDest order, with their
+// PostgreSQL types.
+var lobbyCols = []column{
+	{"l.id", "uuid"}, {"l.join_code", "text"}, {"l.queue_id", "text"}, {"l.visibility", "text"}, {"l.status", "text"},
+	{"l.host_id", "uuid"}, {"l.capacity", "integer"}, {"l.member_count", "integer"},
+	{"l.created_at", "timestamptz"}, {"l.updated_at", "timestamptz"}, {"l.active_at", "timestamptz"},
+	{"l.closed_at", "timestamptz"}, {"l.close_reason", "text"},
+}
+
+// lobbyColumns is the select list of lobbyCols.
+var lobbyColumns = selectList(lobbyCols)
 
 // listedColumns are lobbyColumns for a lobby listed to players outside it:
 // its join code stays in the database.
@@ -347,12 +356,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	})
 	out.Listings = slices.DeleteFunc(out.Listings, func(l player.LobbyListing) bool { return l.ID == own })
 	out.Listings = out.Listings[:min(len(out.Listings), f.Limit)]
-	slices.SortFunc(out.Members, func(a, b player.MemberRow) int {
-		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Player.ID.String(), b.Player.ID.String())
-	})
+	sortMembers(out.Members)
 	return out, nil
 }
 
@@ -492,152 +496,6 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 		return nil, mapError(err)
 	}
 	return ids, nil
-}
-
-// PlayerState reads a bootstrap's state in one statement: a UNION ALL of
-// one state row (versions, profile, counts), one row per deck and one row
-// per member of the player's lobby. Each kind of row fills its own columns
-// and leaves the others NULL.
-func (q playerQ) PlayerState(ctx context.Context, userID uuid.UUID) (*player.PlayerState, error) {
-	st := &player.PlayerState{}
-	var found bool
-	err := q.each(ctx, func(rows rowScanner) error {
-		var (
-			kind                        string
-			catVersion, liveVersion     sql.NullInt64
-			catETag                     sql.NullString
-			catPublished                *time.Time
-			profile, defaultDeck        *uuid.UUID
-			starter                     sql.NullBool
-			friends, in, out, blocked   sql.NullInt64
-			deckID                      *uuid.UUID
-			deckName, deckCode, deckSrc sql.NullString
-			deckCreated, deckUpdated    *time.Time
-			l                           player.LobbyRow
-			lobbyID, hostID             *uuid.UUID
-			joinCode                    *string
-			queue, visibility, status   sql.NullString
-			capacity, count             sql.NullInt64
-			created, updated, active    *time.Time
-			closedAt                    *time.Time
-			closeReason                 sql.NullString
-			member                      *uuid.UUID
-			nickname, name, image       *string
-			ready                       sql.NullBool
-			joined                      *time.Time
-		)
-		err := rows.Scan(&kind,
-			&catVersion, &catETag, nullTime{&catPublished}, &liveVersion, nullUUID{&profile}, nullUUID{&defaultDeck}, &starter,
-			&friends, &in, &out, &blocked,
-			nullUUID{&deckID}, &deckName, &deckCode, &deckSrc, nullTime{&deckCreated}, nullTime{&deckUpdated},
-			nullUUID{&lobbyID}, nullString{&joinCode}, &queue, &visibility, &status, nullUUID{&hostID}, &capacity, &count,
-			nullTime{&created}, nullTime{&updated}, nullTime{&active}, nullTime{&closedAt}, &closeReason,
-			nullUUID{&member}, nullString{&nickname}, nullString{&name}, nullString{&image}, &ready, nullTime{&joined})
-		if err != nil {
-			return err
-		}
-		switch kind {
-		case "state":
-			found = true
-			st.EdgeCounts = map[string]int{player.StateFriend: int(friends.Int64), player.StateIncoming: int(in.Int64),
-				player.StateOutgoing: int(out.Int64), player.StateBlocked: int(blocked.Int64)}
-			if catVersion.Valid {
-				st.Catalog = &player.CatalogHead{Version: int(catVersion.Int64), ETag: catETag.String}
-				if catPublished != nil {
-					st.Catalog.PublishedAt = *catPublished
-				}
-			}
-			st.LiveOpsVersion = int(liveVersion.Int64)
-			if profile != nil {
-				st.Profile = &player.Profile{UserID: *profile, DefaultDeckID: defaultDeck, StarterGranted: starter.Bool}
-			}
-		case "deck":
-			d := player.DeckRow{ID: *deckID, UserID: userID, Name: deckName.String, Code: deckCode.String, Source: deckSrc.String}
-			d.CreatedAt, d.UpdatedAt = *deckCreated, *deckUpdated
-			st.Decks = append(st.Decks, d)
-		case "member":
-			if st.Lobby == nil {
-				l = player.LobbyRow{ID: *lobbyID, JoinCode: joinCode, QueueID: queue.String, Visibility: visibility.String,
-					Status: status.String, HostID: *hostID, Capacity: int(capacity.Int64), MemberCount: int(count.Int64),
-					CreatedAt: *created, UpdatedAt: *updated, ActiveAt: *active, ClosedAt: closedAt, CloseReason: closeReason.String}
-				st.Lobby = &l
-			}
-			if member == nil {
-				return nil
-			}
-			m := player.MemberRow{LobbyID: *lobbyID, Player: player.PlayerRef{ID: *member, Image: image}, Ready: ready.Bool, JoinedAt: *joined}
-			if nickname != nil {
-				m.Player.Nickname = *nickname
-			}
-			if name != nil {
-				m.Player.Name = *name
-			}
-			st.Members = append(st.Members, m)
-		}
-		return nil
-	}, `SELECT 'state' AS kind,
-			c.version, c.etag, c.published_at,
-			(SELECT version FROM liveops_configs ORDER BY version DESC LIMIT 1),
-			p.user_id, p.default_deck_id, p.starter_granted,
-			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'friend'),
-			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'incoming'),
-			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'outgoing'),
-			(SELECT COUNT(*) FROM social_edges WHERE user_id = ? AND state = 'blocked'),
-			`+typedNulls("uuid", "text", "text", "text", "timestamptz", "timestamptz")+`,
-			`+typedNulls("uuid", "text", "text", "text", "text", "uuid", "integer", "integer",
-		"timestamptz", "timestamptz", "timestamptz", "timestamptz", "text")+`,
-			`+typedNulls("uuid", "text", "text", "text", "boolean", "timestamptz")+`
-		FROM (SELECT 1 AS one) one
-		LEFT JOIN (SELECT version, etag, published_at FROM content_catalogs ORDER BY version DESC LIMIT 1) c ON 1 = 1
-		LEFT JOIN player_profiles p ON p.user_id = ?
-		UNION ALL
-		SELECT 'deck', `+nulls(11)+`, d.id, d.name, d.code, d.source, d.created_at, d.updated_at, `+nulls(13)+`, `+nulls(6)+`
-		FROM player_decks d WHERE d.user_id = ?
-		UNION ALL
-		SELECT 'member', `+nulls(11)+`, `+nulls(6)+`, `+lobbyColumns+`,
-			u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
-		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
-		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
-		WHERE me.user_id = ?`,
-		userID, userID, userID, userID, userID, userID, userID)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("player state: no state row")
-	}
-	// UNION ALL promises no order, so the order is restored here.
-	slices.SortFunc(st.Decks, func(a, b player.DeckRow) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID.String(), b.ID.String())
-	})
-	slices.SortFunc(st.Members, func(a, b player.MemberRow) int {
-		if c := a.JoinedAt.Compare(b.JoinedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Player.ID.String(), b.Player.ID.String())
-	})
-	return st, nil
-}
-
-// nulls returns n comma-separated NULLs, the columns a UNION ALL branch
-// leaves to the others.
-func nulls(n int) string {
-	return strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
-}
-
-// typedNulls returns NULLs cast to the given PostgreSQL types, for the
-// first branch of a UNION ALL: PostgreSQL resolves the column types of
-// chained UNIONs pair by pair and would otherwise settle two untyped NULLs
-// on text. SQLite reads every such cast as NULL.
-func typedNulls(types ...string) string {
-	parts := make([]string, len(types))
-	for i, t := range types {
-		parts[i] = "CAST(NULL AS " + t + ")"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // CurrentLobbyOf reads the player's lobby with its members in one

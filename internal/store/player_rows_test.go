@@ -71,3 +71,16 @@ func TestOptStringScan(t *testing.T) {
 		t.Errorf("Scan(img) = %v, left %+v", err, o)
 	}
 }
+
+// A stateRow scans the kind and then one destination per column of
+// playerStateLayout; a column added to one and not the other would shift
+// every column after it.
+func TestStateRowMatchesLayout(t *testing.T) {
+	want := 1
+	for _, g := range playerStateLayout {
+		want += len(g.cols)
+	}
+	if got := len((&stateRow{}).dest()); got != want {
+		t.Errorf("stateRow has %d destinations, playerStateLayout %d columns and the kind", got, want)
+	}
+}
