@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 

@@ -30,11 +30,18 @@ func (db *DB) deleteBatches(ctx context.Context, table, key, where string, dryRu
 		return n, mapError(err)
 	}
 	q := fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT %[4]d)", table, key, where, SweepBatch)
+	return db.inBatches(ctx, "sweep "+table, q, args...)
+}
+
+// inBatches runs q, a statement that changes at most SweepBatch rows,
+// until a run changes fewer, each run its own transaction, and returns
+// how many rows it changed in all.
+func (db *DB) inBatches(ctx context.Context, what, q string, args ...any) (int, error) {
 	total := 0
 	for {
 		res, err := db.bun.NewRaw(q, args...).Exec(ctx)
 		if err != nil {
-			return total, mapError(fmt.Errorf("sweep %s: %w", table, err))
+			return total, mapError(fmt.Errorf("%s: %w", what, err))
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
@@ -78,21 +85,7 @@ func (s *Sweeps) StalePasswordChanges(ctx context.Context, staleBefore time.Time
 		return s.db.deleteBatches(ctx, "profile_changes", "id", where, true, args...)
 	}
 	q := fmt.Sprintf("UPDATE profile_changes SET new_password_hash = NULL WHERE id IN (SELECT id FROM profile_changes WHERE %s LIMIT %d)", where, SweepBatch)
-	total := 0
-	for {
-		res, err := s.db.bun.NewRaw(q, args...).Exec(ctx)
-		if err != nil {
-			return total, mapError(fmt.Errorf("sweep stale password changes: %w", err))
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, err
-		}
-		total += int(n)
-		if n < SweepBatch {
-			return total, nil
-		}
-	}
+	return s.db.inBatches(ctx, "sweep stale password changes", q, args...)
 }
 
 // OldProfileChanges deletes profile changes (and their tokens) last
