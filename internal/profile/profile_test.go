@@ -151,7 +151,6 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
-
 func TestProfileChange(t *testing.T) {
 	ctx := t.Context()
 	e := newEnv(t)
