@@ -109,14 +109,10 @@ type LobbyUpdate struct {
 // in the lobby now or was removed by the change; others get nothing, so
 // no one hears of a lobby they are no longer in.
 func (s *Service) LobbyUpdates(ctx context.Context, c LobbyChange, recipients []uuid.UUID) (map[uuid.UUID]*LobbyUpdate, error) {
-	l, err := s.store.Lobby(ctx, c.LobbyID)
+	l, members, err := s.store.LobbyWithMembers(ctx, c.LobbyID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lobby update: %w", err)
-	}
-	members, err := s.store.Members(ctx, l.ID)
 	if err != nil {
 		return nil, fmt.Errorf("lobby update: %w", err)
 	}
