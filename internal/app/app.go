@@ -139,6 +139,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.buildPlayer()
 	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
 		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer})
+	a.eventPub.DeliverTo(a.Events)
 	a.Matchmaking = matchmaking.New(a.LiveOps)
 	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,

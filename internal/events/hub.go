@@ -54,6 +54,10 @@ type Event struct {
 	ID   uint64
 	Type string
 	Data []byte
+	// lobby and version name the lobby state the event shows (a
+	// lobby.updated, a snapshot with a lobby), which Stream.Admit orders.
+	lobby   uuid.UUID
+	version time.Time
 }
 
 // Stream is one open event stream of a player's session.
@@ -63,7 +67,20 @@ type Stream struct {
 	done      chan struct{}
 	once      sync.Once
 	final     *Event
+	// sent are the newest versions of the last lobbies the stream was
+	// sent; only its writer (Admit) touches them.
+	sent []lobbyVersion
 }
+
+type lobbyVersion struct {
+	lobby   uuid.UUID
+	version time.Time
+}
+
+// rememberedLobbies is how many lobbies a stream keeps the version of: a
+// player is in one lobby at a time, and an overtaken event arrives within
+// moments of the one that overtook it.
+const rememberedLobbies = 4
 
 // Events delivers the stream's events in order.
 func (s *Stream) Events() <-chan Event { return s.events }
@@ -91,9 +108,38 @@ func (s *Stream) end(final *Event) {
 
 func (s *Stream) player() uuid.UUID { return s.Principal.User.ID }
 
-// Hub holds this process's streams and turns notices into their events.
-// Notices are handled by a few workers, each owning the notices of some
-// lobbies and players, so that one lobby's events keep their order.
+// Admit tells the stream's writer whether to send ev, and remembers the
+// lobby version of what it admits. It refuses a lobby older than one the
+// stream was sent: one lobby's events may overtake each other when they
+// come from different processes, or when one was rendered from the
+// database after a later change had committed. Lobby versions grow with
+// every change (player.LobbyUpdate), so the stream never goes back.
+func (s *Stream) Admit(ev Event) bool {
+	if ev.lobby == uuid.Nil {
+		return true
+	}
+	for i, v := range s.sent {
+		if v.lobby == ev.lobby {
+			if ev.version.Before(v.version) {
+				return false
+			}
+			s.sent[i].version = ev.version
+			return true
+		}
+	}
+	if len(s.sent) == rememberedLobbies {
+		s.sent = slices.Delete(s.sent, 0, 1)
+	}
+	s.sent = append(s.sent, lobbyVersion{lobby: ev.lobby, version: ev.version})
+	return true
+}
+
+// Hub holds this process's streams and turns changes into their events.
+// Changes are handled by a few workers, each owning the changes of some
+// lobbies and players, so that one lobby's changes are rendered in the
+// order they arrive. This process's own lobby changes arrive at once and
+// other processes' through the transport, so one may overtake another:
+// each stream drops a lobby older than one it was sent (Stream.Admit).
 type Hub struct {
 	players   *player.Service
 	auth      *auth.Service
@@ -108,15 +154,23 @@ type Hub struct {
 
 	shards []chan job
 	seed   maphash.Seed
+	// origin marks the notices of this process's changes, which its hub
+	// had at once (offer) and drops when they come back.
+	origin uuid.UUID
 	// served counts the streams served off their request (Go).
 	served sync.WaitGroup
 	nextID atomic.Uint64
 	ready  chan struct{}
 }
 
-// job is a notice to handle, or (resync) a player to send a fresh snapshot.
+// job is a notice to handle, a lobby change, or (resync) a player to send
+// a fresh snapshot.
 type job struct {
 	notice Notice
+	// lobby is a lobby change: one of this process's with its State, or
+	// another's from a notice. at is when it was published.
+	lobby  *player.LobbyChange
+	at     time.Time
 	resync uuid.UUID
 }
 
@@ -127,7 +181,7 @@ const workers = 16
 // NewHub returns a hub over transport.
 func NewHub(players *player.Service, authSvc *auth.Service, transport Transport, log *slog.Logger, opts Options) *Hub {
 	h := &Hub{players: players, auth: authSvc, transport: transport, log: log, opts: opts,
-		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), ready: make(chan struct{})}
+		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), origin: uuid.New(), ready: make(chan struct{})}
 	h.nextID.Store(uint64(time.Now().UnixMicro()))
 	for range workers {
 		h.shards = append(h.shards, make(chan job, 1024))
@@ -153,19 +207,44 @@ func (h *Hub) Run(ctx context.Context) {
 		listened = true
 		close(h.ready)
 	}
-	err := h.transport.Run(ctx, func(n Notice) { h.enqueue(ctx, n.shardKey(), job{notice: n}) }, listening)
-	if err != nil {
+	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening); err != nil {
 		h.log.Error("event transport stopped", "error", err)
 	}
 	wg.Wait()
 }
 
-func (n Notice) shardKey() uuid.UUID { return n.Subject }
+// deliver queues a notice from the transport, unless it is one of this
+// process's changes, which its hub had already.
+func (h *Hub) deliver(ctx context.Context, n Notice) {
+	switch {
+	case n.Origin == h.origin:
+	case n.Kind == KindLobby:
+		c := &player.LobbyChange{LobbyID: n.Subject, Change: n.Change, Removed: n.Removed, Audience: n.Audience}
+		h.enqueue(ctx, n.Subject, job{lobby: c, at: time.UnixMicro(n.At)})
+	default:
+		h.enqueue(ctx, n.Subject, job{notice: n})
+	}
+}
+
+// offer queues a lobby change of this process without waiting: false when
+// its worker is behind by the whole queue.
+func (h *Hub) offer(c player.LobbyChange) bool {
+	select {
+	case h.shard(c.LobbyID) <- job{lobby: &c, at: time.Now()}:
+		return true
+	default:
+		return false
+	}
+}
+
+// shard is the queue of the worker that owns key.
+func (h *Hub) shard(key uuid.UUID) chan job {
+	return h.shards[maphash.Comparable(h.seed, key)%uint64(len(h.shards))]
+}
 
 func (h *Hub) enqueue(ctx context.Context, key uuid.UUID, j job) {
-	sh := h.shards[maphash.Comparable(h.seed, key)%uint64(len(h.shards))]
 	select {
-	case sh <- j:
+	case h.shard(key) <- j:
 	case <-ctx.Done():
 	}
 }
@@ -353,13 +432,14 @@ func (h *Hub) sendAll(streams []*Stream, typ string, data any) error {
 
 // handle renders one notice for this process's streams.
 func (h *Hub) handle(ctx context.Context, j job) error {
-	if j.resync != uuid.Nil {
+	switch {
+	case j.resync != uuid.Nil:
 		return h.snapshotTo(ctx, j.resync)
+	case j.lobby != nil:
+		return h.lobby(ctx, j.lobby, j.at)
 	}
 	n := j.notice
 	switch n.Kind {
-	case KindLobby:
-		return h.lobby(ctx, n)
 	case KindSocial:
 		return h.social(ctx, n)
 	case KindSession:
@@ -368,8 +448,12 @@ func (h *Hub) handle(ctx context.Context, j job) error {
 	return nil
 }
 
-func (h *Hub) lobby(ctx context.Context, n Notice) error {
-	streams := h.local(n.Audience...)
+// lobby renders a lobby change for its audience's streams in this
+// process: from its State when it carries one, otherwise from the lobby as
+// committed now. Each stream drops a state older than one it has sent
+// (Stream.Admit), whichever way the two came.
+func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, _ time.Time) error {
+	streams := h.local(c.Audience...)
 	if len(streams) == 0 {
 		return nil
 	}
@@ -377,13 +461,18 @@ func (h *Hub) lobby(ctx context.Context, n Notice) error {
 	for id := range streams {
 		recipients = append(recipients, id)
 	}
-	updates, err := h.players.LobbyUpdates(ctx, player.LobbyChange{LobbyID: n.Subject, Change: n.Change, Removed: n.Removed}, recipients)
+	updates, err := h.players.LobbyUpdates(ctx, *c, recipients)
 	if err != nil {
 		return err
 	}
 	for id, u := range updates {
-		if err := h.sendAll(streams[id], TypeLobbyUpdated, u); err != nil {
+		ev, err := h.NewEvent(TypeLobbyUpdated, u)
+		if err != nil {
 			return err
+		}
+		ev.lobby, ev.version = u.LobbyID, u.Version
+		for _, s := range streams[id] {
+			h.send(s, ev)
 		}
 	}
 	return nil
@@ -451,5 +540,22 @@ func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	return h.sendAll(streams, TypeSnapshot, snap)
+	ev, err := h.SnapshotEvent(snap)
+	if err != nil {
+		return err
+	}
+	for _, s := range streams {
+		h.send(s, ev)
+	}
+	return nil
+}
+
+// SnapshotEvent encodes a snapshot, which sets where the stream's lobby
+// stands.
+func (h *Hub) SnapshotEvent(snap *player.Snapshot) (Event, error) {
+	ev, err := h.NewEvent(TypeSnapshot, snap)
+	if snap.Lobby != nil {
+		ev.lobby, ev.version = snap.Lobby.ID, snap.Lobby.UpdatedAt
+	}
+	return ev, err
 }

@@ -102,6 +102,7 @@ func handleEvents(d Deps) http.Handler {
 			respondErr(w, r, d.Log, err)
 			return
 		}
+		stream.Admit(first)
 		sw := newSSEWriter(w, t.WriteTimeout)
 		if err := sw.start(t.Retry, first); err != nil {
 			d.Events.Close(stream)
@@ -126,7 +127,7 @@ func snapshotEvent(ctx context.Context, d Deps, playerID uuid.UUID) (events.Even
 	if err != nil {
 		return events.Event{}, err
 	}
-	return d.Events.NewEvent(events.TypeSnapshot, snap)
+	return d.Events.SnapshotEvent(snap)
 }
 
 // eventWriter writes the stream after its start.
@@ -150,7 +151,9 @@ func serveStream(ctx context.Context, d Deps, t StreamTimings, stream *events.St
 		case <-ctx.Done():
 			return
 		case ev := <-stream.Events():
-			err = w.event(ev)
+			if stream.Admit(ev) {
+				err = w.event(ev)
+			}
 		case <-heartbeat.C:
 			err = w.comment("heartbeat")
 		case <-expiry.C:
