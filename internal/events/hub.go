@@ -47,6 +47,8 @@ type Options struct {
 	// Buffer is how many events a stream may have waiting for its client
 	// before it is closed as lagging.
 	Buffer int
+	// Metrics counts streams and events; nil counts nothing.
+	Metrics *Metrics
 }
 
 // Event is one event, encoded.
@@ -58,6 +60,9 @@ type Event struct {
 	// lobby.updated, a snapshot with a lobby), which Stream.Admit orders.
 	lobby   uuid.UUID
 	version time.Time
+	// at is when the change the event shows was published, from which
+	// the delivery lag is measured; zero for events of no change.
+	at time.Time
 }
 
 // Stream is one open event stream of a player's session.
@@ -67,6 +72,8 @@ type Stream struct {
 	done      chan struct{}
 	once      sync.Once
 	final     *Event
+	reason    string // why it ended, once done is closed
+	metrics   *Metrics
 	// sent are the newest versions of the last lobbies the stream was
 	// sent; only its writer (Admit) touches them.
 	sent []lobbyVersion
@@ -99,9 +106,11 @@ func (s *Stream) Final() *Event {
 	}
 }
 
-func (s *Stream) end(final *Event) {
+// end ends the stream for reason (one of endReasons), with a final event
+// to send, if any. Only the first end counts.
+func (s *Stream) end(reason string, final *Event) {
 	s.once.Do(func() {
-		s.final = final
+		s.reason, s.final = reason, final
 		close(s.done)
 	})
 }
@@ -121,6 +130,7 @@ func (s *Stream) Admit(ev Event) bool {
 	for i, v := range s.sent {
 		if v.lobby == ev.lobby {
 			if ev.version.Before(v.version) {
+				s.metrics.eventDropped(droppedStale)
 				return false
 			}
 			s.sent[i].version = ev.version
@@ -133,6 +143,9 @@ func (s *Stream) Admit(ev Event) bool {
 	s.sent = append(s.sent, lobbyVersion{lobby: ev.lobby, version: ev.version})
 	return true
 }
+
+// Written records that the stream's writer wrote ev to its client.
+func (s *Stream) Written(ev Event) { s.metrics.eventWritten(ev) }
 
 // Hub holds this process's streams and turns changes into their events.
 // Changes are handled by a few workers, each owning the changes of some
@@ -201,6 +214,7 @@ func (h *Hub) Run(ctx context.Context) {
 	listened := false // the transport calls listening from one goroutine
 	listening := func() {
 		if listened {
+			h.opts.Metrics.listenerReconnected()
 			h.resync(ctx)
 			return
 		}
@@ -220,10 +234,18 @@ func (h *Hub) deliver(ctx context.Context, n Notice) {
 	case n.Origin == h.origin:
 	case n.Kind == KindLobby:
 		c := &player.LobbyChange{LobbyID: n.Subject, Change: n.Change, Removed: n.Removed, Audience: n.Audience}
-		h.enqueue(ctx, n.Subject, job{lobby: c, at: time.UnixMicro(n.At)})
+		h.enqueue(ctx, n.Subject, job{lobby: c, at: publishedAt(n)})
 	default:
 		h.enqueue(ctx, n.Subject, job{notice: n})
 	}
+}
+
+// publishedAt is when n was published, or zero if it does not say.
+func publishedAt(n Notice) time.Time {
+	if n.At == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.At)
 }
 
 // offer queues a lobby change of this process without waiting: false when
@@ -268,10 +290,11 @@ var ErrTooMany = platform.Errorf(platform.KindUnavailable, CodeTooManyStreams, "
 // Open registers a stream for the principal. Past the per-session or
 // per-player cap the oldest stream ends with a stream.closed event.
 func (h *Hub) Open(p *auth.Principal) (*Stream, error) {
-	s := &Stream{Principal: p, events: make(chan Event, max(h.opts.Buffer, 1)), done: make(chan struct{})}
+	s := &Stream{Principal: p, events: make(chan Event, max(h.opts.Buffer, 1)), done: make(chan struct{}), metrics: h.opts.Metrics}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.total >= h.opts.Global {
+		h.opts.Metrics.streamRefused()
 		return nil, ErrTooMany
 	}
 	list := h.byPlayer[p.User.ID]
@@ -290,24 +313,28 @@ func (h *Hub) Open(p *auth.Principal) (*Stream, error) {
 		if o.Principal.Session.ID == p.Session.ID {
 			sameSession--
 		}
-		o.end(h.closing(ClosedReplaced))
+		o.end(ClosedReplaced, h.closing(ClosedReplaced))
 		list = slices.Delete(list, i, i+1)
 		h.total--
 	}
 	h.byPlayer[p.User.ID] = append(list, s)
 	h.total++
+	h.opts.Metrics.streamOpened(h.total)
 	return s, nil
 }
 
-// Close unregisters a stream; its handler calls it on the way out.
-func (h *Hub) Close(s *Stream) {
-	s.end(nil)
+// Close unregisters a stream; its handler calls it once on the way out,
+// with why it ended unless the hub ended it (one of endReasons).
+func (h *Hub) Close(s *Stream, reason string) {
+	s.end(reason, nil)
+	h.opts.Metrics.streamEnded(s.reason)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	list := h.byPlayer[s.player()]
 	if i := slices.Index(list, s); i >= 0 {
 		list = slices.Delete(list, i, i+1)
 		h.total--
+		h.opts.Metrics.streamGone(h.total)
 	}
 	if len(list) == 0 {
 		delete(h.byPlayer, s.player())
@@ -331,7 +358,7 @@ func (h *Hub) Shutdown() {
 	h.closed = true
 	for _, list := range h.byPlayer {
 		for _, s := range list {
-			s.end(h.closing(ClosedShutdown))
+			s.end(ClosedShutdown, h.closing(ClosedShutdown))
 		}
 	}
 }
@@ -415,19 +442,15 @@ func (h *Hub) send(s *Stream, ev Event) {
 	select {
 	case s.events <- ev:
 	default:
-		s.end(h.closing(ClosedLagging))
+		h.opts.Metrics.eventDropped(droppedLagging)
+		s.end(ClosedLagging, h.closing(ClosedLagging))
 	}
 }
 
-func (h *Hub) sendAll(streams []*Stream, typ string, data any) error {
-	ev, err := h.NewEvent(typ, data)
-	if err != nil {
-		return err
-	}
+func (h *Hub) sendAll(streams []*Stream, ev Event) {
 	for _, s := range streams {
 		h.send(s, ev)
 	}
-	return nil
 }
 
 // handle renders one notice for this process's streams.
@@ -452,7 +475,7 @@ func (h *Hub) handle(ctx context.Context, j job) error {
 // process: from its State when it carries one, otherwise from the lobby as
 // committed now. Each stream drops a state older than one it has sent
 // (Stream.Admit), whichever way the two came.
-func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, _ time.Time) error {
+func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, at time.Time) error {
 	streams := h.local(c.Audience...)
 	if len(streams) == 0 {
 		return nil
@@ -470,10 +493,8 @@ func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, _ time.Time) err
 		if err != nil {
 			return err
 		}
-		ev.lobby, ev.version = u.LobbyID, u.Version
-		for _, s := range streams[id] {
-			h.send(s, ev)
-		}
+		ev.lobby, ev.version, ev.at = u.LobbyID, u.Version, at
+		h.sendAll(streams[id], ev)
 	}
 	return nil
 }
@@ -488,9 +509,12 @@ func (h *Hub) social(ctx context.Context, n Notice) error {
 		if u == nil {
 			continue
 		}
-		if err := h.sendAll(list, TypeSocialUpdated, u); err != nil {
+		ev, err := h.NewEvent(TypeSocialUpdated, u)
+		if err != nil {
 			return err
 		}
+		ev.at = publishedAt(n)
+		h.sendAll(list, ev)
 	}
 	return nil
 }
@@ -510,7 +534,7 @@ func (h *Hub) session(ctx context.Context, n Notice) error {
 				if err != nil {
 					return err
 				}
-				s.end(&ev)
+				s.end(EndedSession, &ev)
 			}
 		}
 	}
@@ -544,9 +568,7 @@ func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range streams {
-		h.send(s, ev)
-	}
+	h.sendAll(streams, ev)
 	return nil
 }
 
