@@ -6,9 +6,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"time"
-
-	"github.com/urfave/negroni/v3"
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -46,24 +43,29 @@ type Deps struct {
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
-// middleware stack.
+// middleware stack (see stack).
 func NewHandler(d Deps) http.Handler {
-	mux := http.NewServeMux()
-	addRoutes(mux, d)
-
-	n := negroni.New()
-	var timeout time.Duration
+	routes := &routeTable{ServeMux: http.NewServeMux()}
+	addRoutes(routes, d)
+	s := &stack{log: d.Log, long: isStream, mux: routes.ServeMux}
 	if d.Config != nil {
-		timeout = d.Config.RequestTimeout
+		s.timeout = d.Config.RequestTimeout
 	}
-	n.Use(withRequestContext(timeout, isStream))
-	n.Use(accessLog(d.Log))
-	n.Use(recoverPanics(d.Log))
-	n.Use(limitBody(maxBodyBytes))
 	if d.Metrics != nil {
-		n.Use(d.Metrics.middleware())
+		s.metrics = d.Metrics.forRoutes(routes.patterns)
 	}
-	n.Use(guardAuthPaths())
-	n.UseHandler(jsonMuxErrors(mux))
-	return n
+	return s
+}
+
+// routeTable is the mux, remembering the patterns registered on it so
+// that the metrics can set up each route's series once.
+type routeTable struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// Handle registers h for pattern.
+func (t *routeTable) Handle(pattern string, h http.Handler) {
+	t.ServeMux.Handle(pattern, h)
+	t.patterns = append(t.patterns, pattern)
 }
