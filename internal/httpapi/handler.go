@@ -6,6 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -52,20 +53,57 @@ func NewHandler(d Deps) http.Handler {
 		s.timeout = d.Config.RequestTimeout
 	}
 	if d.Metrics != nil {
-		s.metrics = d.Metrics.forRoutes(routes.patterns)
+		s.metrics = d.Metrics.forRoutes(routes.patterns())
 	}
+	s.exact = routes.exactRoutes(s.metrics)
 	return s
 }
 
-// routeTable is the mux, remembering the patterns registered on it so
-// that the metrics can set up each route's series once.
+// routeTable is the mux, remembering the routes registered on it: the
+// metrics set up each route's series once, and the routes whose pattern
+// is a method and a path without wildcards are found by the path alone
+// (see stack.exactRoute).
 type routeTable struct {
 	*http.ServeMux
-	patterns []string
+	routes []exactRoute
 }
 
 // Handle registers h for pattern.
 func (t *routeTable) Handle(pattern string, h http.Handler) {
 	t.ServeMux.Handle(pattern, h)
-	t.patterns = append(t.patterns, pattern)
+	t.routes = append(t.routes, exactRoute{pattern: pattern, handler: h})
+}
+
+func (t *routeTable) patterns() []string {
+	p := make([]string, len(t.routes))
+	for i, rt := range t.routes {
+		p[i] = rt.pattern
+	}
+	return p
+}
+
+// exactRoute is a registered route; in the stack's table of exact routes,
+// one whose pattern is a method and a path without wildcards, a trailing
+// slash (a subtree) or a host.
+type exactRoute struct {
+	method, pattern string
+	handler         http.Handler
+	metrics         *routeMetrics // nil without metrics
+}
+
+// exactRoutes returns the exact routes by path.
+func (t *routeTable) exactRoutes(metrics *routeMetricsTable) map[string][]exactRoute {
+	exact := map[string][]exactRoute{}
+	for _, rt := range t.routes {
+		method, path, ok := strings.Cut(rt.pattern, " ")
+		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "{") {
+			continue
+		}
+		rt.method = method
+		if metrics != nil {
+			rt.metrics = metrics.routes[rt.pattern]
+		}
+		exact[path] = append(exact[path], rt)
+	}
+	return exact
 }

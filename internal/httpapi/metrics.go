@@ -73,8 +73,7 @@ func (t *routeMetricsTable) observe(pattern, method string, status int, seconds 
 		t.m.duration.WithLabelValues(route).Observe(seconds)
 		return
 	}
-	rm.counter(t.m, method, status).Inc()
-	rm.observer(t.m).Observe(seconds)
+	rm.observe(t.m, method, status, seconds)
 }
 
 // routeMetrics are one route's series. They are made on the route's
@@ -85,6 +84,11 @@ type routeMetrics struct {
 	method string // the pattern's method; other methods (HEAD) look theirs up
 	timing atomic.Pointer[observerRef]
 	counts [len(countedStatuses)]atomic.Pointer[counterRef]
+}
+
+func (rm *routeMetrics) observe(m *Metrics, method string, status int, seconds float64) {
+	rm.counter(m, method, status).Inc()
+	rm.observer(m).Observe(seconds)
 }
 
 type observerRef struct{ prometheus.Observer }

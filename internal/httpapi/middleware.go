@@ -38,6 +38,7 @@ type stack struct {
 	timeout time.Duration
 	long    func(*http.Request) bool
 	metrics *routeMetricsTable // nil: no metrics
+	exact   map[string][]exactRoute
 	mux     *http.ServeMux
 }
 
@@ -59,7 +60,10 @@ func (s *stack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // without closing its connections (a network partition, a hung server)
 // would hold every request until the client gave up.
 func (s *stack) begin(w http.ResponseWriter, r *http.Request) *exchange {
-	id := r.Header.Get("X-Request-Id")
+	var id string
+	if v := r.Header["X-Request-Id"]; len(v) > 0 { // net/http canonicalised the key
+		id = v[0]
+	}
 	if !validRequestID(id) {
 		id = newRequestID()
 	}
@@ -79,7 +83,13 @@ func (s *stack) serve(x *exchange, r *http.Request) {
 		return
 	}
 	if guardAuthPath(x, r) {
-		s.observe(x, r)
+		s.observe(x, r, nil)
+		return
+	}
+	if rt := s.exactRoute(r); rt != nil {
+		r.Pattern = rt.pattern
+		rt.handler.ServeHTTP(x, r)
+		s.observe(x, r, rt.metrics)
 		return
 	}
 	// The mux records the matched pattern on the very request it is
@@ -87,18 +97,43 @@ func (s *stack) serve(x *exchange, r *http.Request) {
 	// own replies apart by it, and the metrics label by it.
 	x.muxReq = r
 	s.mux.ServeHTTP(x, r)
-	s.observe(x, r)
+	s.observe(x, r, nil)
 }
 
-// observe counts and times the request when the stack has metrics. A
-// request that panics is not observed, and one refused by limitBody never
-// gets here.
-func (s *stack) observe(x *exchange, r *http.Request) {
+// exactRoute finds the route of a request whose path is, letter for
+// letter, the path of a route without wildcards registered for its
+// method. The mux would pick that very route (a literal path is the most
+// specific match, and a clean path is not redirected) after cleaning the
+// path and walking its tree; anything else (escapes, wildcards, HEAD for
+// a GET route, a wrong method) goes to the mux.
+func (s *stack) exactRoute(r *http.Request) *exactRoute {
+	if r.URL.RawPath != "" {
+		return nil
+	}
+	routes := s.exact[r.URL.Path]
+	for i := range routes {
+		if routes[i].method == r.Method {
+			return &routes[i]
+		}
+	}
+	return nil
+}
+
+// observe counts and times the request when the stack has metrics, by
+// the route's series when it is known (rm) or else by the pattern the
+// mux recorded. A request that panics is not observed, and one refused by
+// limitBody never gets here.
+func (s *stack) observe(x *exchange, r *http.Request, rm *routeMetrics) {
 	if s.metrics == nil {
 		return
 	}
 	x.end = time.Now()
-	s.metrics.observe(r.Pattern, r.Method, x.status, x.end.Sub(x.start).Seconds())
+	seconds := x.end.Sub(x.start).Seconds()
+	if rm != nil {
+		rm.observe(s.metrics.m, r.Method, x.status, seconds)
+		return
+	}
+	s.metrics.observe(r.Pattern, r.Method, x.status, seconds)
 }
 
 // recoverPanic turns a panic into a logged INTERNAL_ERROR instead of a
