@@ -8,6 +8,11 @@
 #                               warm-up ($BENCH_SOAK_WARMUP, 2m) neither RSS nor
 #                               the Go heap nor the goroutines may grow, and no
 #                               request may fail
+#   scripts/bench.sh side [PATH] the request pipeline's overhead: `serve` against
+#                               a bare net/http handler serving the same bytes,
+#                               in alternating rounds ($BENCH_ROUNDS, 3), by
+#                               requests/s and by CPU time per request; fails
+#                               below $BENCH_MIN_RATIO (0.80)
 #
 # It builds the binary, creates a fresh database on the local PostgreSQL
 # server, starts `serve --migrate` on it with mail going to the load
