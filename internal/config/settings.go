@@ -221,6 +221,10 @@ var settings = []Setting{
 			}
 			return nil
 		}},
+	{Env: "PLATFORM_JOB_LEASE", Flag: "job-lease", Group: GroupServer, Type: "duration", Default: "1m", Usage: "how long a replica holds a background job without renewing its claim; a killed replica's job is taken over after it (1s-1h)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.Jobs.Lease, v, time.Second, time.Hour) }},
+	{Env: "PLATFORM_SWEEP_BATCH", Flag: "sweep-batch", Group: GroupServer, Type: "int", Default: "10000", Usage: "most rows one sweep statement deletes, each batch its own transaction (100-10000)",
+		set: func(c *Config, v string) error { return parseIntIn(&c.Jobs.SweepBatch, v, 100, 10000) }},
 }
 
 // parseIntIn parses an integer from lo to hi.
