@@ -158,7 +158,7 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
 	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Group: GroupServer, Type: "duration", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
 		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
-	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, in any hour; a spent budget comes back one an hour (0: no limit)",
 		set: func(c *Config, v string) error {
 			var n uint32
 			if err := parseUint32(&n, v); err != nil || n > 10000 {
