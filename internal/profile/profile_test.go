@@ -572,6 +572,12 @@ func TestRateLimits(t *testing.T) {
 	if err := e.profiles.RequestProfileChange(ctx, a.User, profile.ProfileChangeInput{Name: "A", Nickname: "aab", CallbackURL: callback}); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}
+	// A spent budget comes back one request a window, not all at once.
+	err = e.profiles.RequestProfileChange(ctx, a.User, profile.ProfileChangeInput{Name: "A", Nickname: "aac", CallbackURL: callback})
+	wantCode(t, err, platform.CodeRateLimited)
+	if pe, _ := platform.As(err); pe.RetryAfter < 59*time.Minute || pe.RetryAfter > time.Hour {
+		t.Fatalf("Retry-After %s for the second request after the window, want about an hour", pe.RetryAfter)
+	}
 
 	// Per recipient: b cannot flood victim@ with email-change requests,
 	// each of which would mail it once approved.
