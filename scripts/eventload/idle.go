@@ -202,7 +202,7 @@ func get(ctx context.Context, client *http.Client, url, cookie string) bool {
 // reportRoutes prints, per route, the medians over the rounds without and
 // with the streams and their ratio.
 func reportRoutes(without, with []throughput) {
-	fmt.Printf("%-30s %12s %12s %7s %16s %16s %7s\n", "route (medians of rounds)", "req/s none", "req/s 10k", "ratio", "p50 none/with", "p99 none/with", "errors")
+	fmt.Printf("%-30s %12s %12s %7s %16s %16s %7s\n", "route (medians of rounds)", "req/s none", "req/s with", "ratio", "p50 none/with", "p99 none/with", "errors")
 	for _, route := range hotRoutes {
 		a, b := medianOf(without, route), medianOf(with, route)
 		fmt.Printf("%-30s %12.0f %12.0f %7.2f %16s %16s %7d\n", route, a.rps, b.rps, b.rps/a.rps,
