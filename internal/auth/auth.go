@@ -96,9 +96,6 @@ type Store interface {
 	DeleteSessions(ctx context.Context, userID uuid.UUID, m SessionMatch) (int, error)
 	// ListUserSessions returns the live sessions of userID, newest first.
 	ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error)
-	// DeleteExpired deletes the sessions and mailed tokens past their
-	// expiry at now and returns how many sessions it deleted.
-	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 
 	// PeekMailToken returns the live token of purpose and realm with
 	// tokenHash, or ErrTokenNotFound; it changes nothing.
@@ -496,10 +493,4 @@ func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int
 	}
 	s.ended(ctx, userID, EndedRevoked)
 	return n, nil
-}
-
-// PruneExpired deletes every expired session and mailed token and returns
-// how many sessions it deleted.
-func (s *Service) PruneExpired(ctx context.Context) (int, error) {
-	return s.store.DeleteExpired(ctx, s.clock())
 }

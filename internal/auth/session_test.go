@@ -306,34 +306,6 @@ func TestRevocation(t *testing.T) {
 	}
 }
 
-func TestPruneExpired(t *testing.T) {
-	ctx := t.Context()
-	f := newFixture(t)
-	f.signUp(t, "ada@example.com", "ada")
-	short, err := f.svc.SignIn(ctx, account.RealmPlayer, "ada@example.com", "correct horse", false, auth.Client{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.svc.RequestPasswordReset(ctx, account.RealmPlayer, "ada@example.com", "", auth.Client{}); err != nil {
-		t.Fatal(err)
-	}
-	tokens := func() int { return f.rows(t, "auth_tokens") }
-	if tokens() != 1 || f.mailer.wakes.Load() != 1 {
-		t.Fatalf("reset request: %d tokens, %d wakes", tokens(), f.mailer.wakes.Load())
-	}
-	f.clock.Advance(25 * time.Hour)
-	n, err := f.svc.PruneExpired(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("PruneExpired = %d, %v; want 1", n, err)
-	}
-	if tokens() != 0 {
-		t.Fatal("PruneExpired left an expired mailed token")
-	}
-	if _, err := f.svc.Authenticate(ctx, account.RealmPlayer, short.Token); !errors.Is(err, auth.ErrUnauthenticated) {
-		t.Fatal("pruned session still authenticates")
-	}
-}
-
 func TestSessionFromRequest(t *testing.T) {
 	ctx := t.Context()
 	f := newFixture(t)

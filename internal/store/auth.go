@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -220,23 +219,6 @@ func (s *SessionStore) ListUserSessions(ctx context.Context, userID uuid.UUID, n
 		out[i] = rows[i].session()
 	}
 	return out, nil
-}
-
-// DeleteExpired implements auth.Store.
-func (s *SessionStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
-	if err != nil {
-		return 0, mapError(fmt.Errorf("prune sessions: %w", err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	_, err = s.db.bun.NewDelete().Model((*authTokenRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
-	if err != nil {
-		return int(n), mapError(fmt.Errorf("prune mailed tokens: %w", err))
-	}
-	return int(n), nil
 }
 
 type authTokenRow struct {
