@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/httpapi"
 )
 
 // The side-by-side mode measures what the server's request pipeline
@@ -331,7 +333,8 @@ type bareResponse struct {
 }
 
 // runBare serves one fixed response to every request with nothing but
-// net/http, printing its address on stdout once it listens.
+// net/http, in the http.Server that serve uses, printing its address on
+// stdout once it listens.
 func runBare(args []string) int {
 	fs := flag.NewFlagSet("loadgen bare", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
@@ -362,7 +365,9 @@ func runBare(args []string) int {
 		}
 		w.Write(br.Body) //nolint:errcheck // the client went away
 	})
-	err = http.Serve(ln, h)
+	// serve's own server settings (timeouts, header cap): the comparison
+	// is between handler stacks, not server configurations.
+	err = httpapi.NewServer(h).Serve(ln)
 	fmt.Fprintln(os.Stderr, "loadgen bare:", err)
 	return 1
 }
