@@ -39,8 +39,9 @@ func TestRequestCtxDeadlineIsLazy(t *testing.T) {
 // children made before it passed, and that the request id is found
 // through children.
 func TestRequestCtxExpires(t *testing.T) {
+	type key struct{}
 	c := newTestRequestCtx(t.Context(), 20*time.Millisecond)
-	child, cancel := context.WithCancel(context.WithValue(c, struct{}{}, 1))
+	child, cancel := context.WithCancel(context.WithValue(c, key{}, 1))
 	defer cancel()
 	if RequestID(child) != "req-1" {
 		t.Fatalf("RequestID through children = %q", RequestID(child))
