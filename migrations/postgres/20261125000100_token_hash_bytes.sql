@@ -1,0 +1,20 @@
+-- +goose Up
+-- Session and mailed-token hashes are kept as the 32-byte SHA-256 digest
+-- instead of its 64 hex characters: the unique index every signed-in
+-- request probes holds half the bytes per entry. Each ALTER rewrites its
+-- table and rebuilds its indexes (keeping their names) in one pass, and the
+-- CHECK is verified during that pass; the tables are locked meanwhile.
+ALTER TABLE sessions
+    ALTER COLUMN token_hash TYPE BYTEA USING decode(token_hash, 'hex'),
+    ADD CONSTRAINT sessions_token_hash_check CHECK (octet_length(token_hash) = 32);
+ALTER TABLE auth_tokens
+    ALTER COLUMN token_hash TYPE BYTEA USING decode(token_hash, 'hex'),
+    ADD CONSTRAINT auth_tokens_token_hash_check CHECK (octet_length(token_hash) = 32);
+
+-- +goose Down
+ALTER TABLE auth_tokens
+    DROP CONSTRAINT auth_tokens_token_hash_check,
+    ALTER COLUMN token_hash TYPE TEXT USING encode(token_hash, 'hex');
+ALTER TABLE sessions
+    DROP CONSTRAINT sessions_token_hash_check,
+    ALTER COLUMN token_hash TYPE TEXT USING encode(token_hash, 'hex');
