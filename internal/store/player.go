@@ -186,21 +186,26 @@ func (q playerQ) CountEdges(ctx context.Context, userID uuid.UUID, state string)
 	return n, mapError(err)
 }
 
+// EdgeCounts counts the player's relationships by state in one
+// index-only pass. Every social page asks for them, so the player's id is
+// sent as a parameter (playerQ.each), not written into the text.
 func (q playerQ) EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error) {
-	var rows []struct {
-		State string `bun:"state"`
-		N     int    `bun:"n"`
-	}
-	err := q.idb.NewRaw("SELECT state, COUNT(*) AS n FROM social_edges WHERE user_id = ? GROUP BY state", userID).Scan(ctx, &rows)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.State] = r.N
-	}
-	return out, nil
+	out := make(map[string]int, len(edgeStates))
+	var (
+		state string
+		n     int
+	)
+	err := q.each(ctx, func(row rowScanner) error {
+		if err := row.Scan(&state, &n); err != nil {
+			return err
+		}
+		out[state] = n
+		return nil
+	}, edgeCountsSQL, userID)
+	return out, err
 }
+
+const edgeCountsSQL = "SELECT state, COUNT(*) AS n FROM social_edges WHERE user_id = ? GROUP BY state"
 
 type memberRow struct {
 	playerRefRow
