@@ -111,7 +111,7 @@ func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
 // values are sent as parameters (Tx.each): on PostgreSQL one prepared
 // statement serves every claim.
 func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (*mail.Claim, error) {
-	now, until = now.UTC(), until.UTC()
+	query, args := claimDueSQL(t.postgres(), worker, now.UTC(), until.UTC())
 	var c *mail.Claim
 	err := t.each(ctx, func(row rowScanner) error {
 		c = &mail.Claim{}
@@ -119,7 +119,7 @@ func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (
 		err := row.Scan(dbUUID{&c.ID}, &template, &c.To, &c.Payload, &c.Attempt, dbTime{&c.ExpiresAt})
 		c.Template = mail.Template(template)
 		return err
-	}, claimDueSQL(t.postgres()), worker, until, until, now, now, now, now)
+	}, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,25 +127,29 @@ func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (
 }
 
 // claimDueSQL leases the oldest due message, found through
-// mail_outbox_due_idx. On PostgreSQL the due row is locked with FOR UPDATE
-// SKIP LOCKED, so concurrent workers each take a different row without
-// waiting; on SQLite the immediate transaction serialises claimers.
-func claimDueSQL(postgres bool) string {
-	lock := ""
+// mail_outbox_due_idx in due order. On PostgreSQL the due row is locked
+// with FOR UPDATE SKIP LOCKED, so concurrent workers each take a different
+// row without waiting; on SQLite the immediate transaction serialises
+// claimers, and INDEXED BY keeps its statistics-free planner off
+// mail_outbox_status_idx, through which it would read and sort every
+// pending message.
+func claimDueSQL(postgres bool, worker string, now, until time.Time) (string, []any) {
+	index, lock := "INDEXED BY mail_outbox_due_idx", ""
 	if postgres {
-		lock = "FOR UPDATE SKIP LOCKED"
+		index, lock = "", "FOR UPDATE SKIP LOCKED"
 	}
 	return `UPDATE mail_outbox
 		SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
 		    next_attempt_at = ?, updated_at = ?
 		WHERE id = (
-			SELECT id FROM mail_outbox
+			SELECT id FROM mail_outbox ` + index + `
 			WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? AND expires_at > ?
 			ORDER BY next_attempt_at
 			LIMIT 1 ` + lock + `)
 		-- Checked again on the row as it is after any concurrent claim.
 		AND status IN ('pending', 'sending') AND next_attempt_at <= ?
-		RETURNING id, template, recipient, payload, attempts, expires_at`
+		RETURNING id, template, recipient, payload, attempts, expires_at`,
+		[]any{worker, until, until, now, now, now, now}
 }
 
 // AbandonAttempts implements mail.Tx.

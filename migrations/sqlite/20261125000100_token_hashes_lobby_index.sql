@@ -44,7 +44,14 @@ CREATE UNIQUE INDEX auth_tokens_token_hash_key ON auth_tokens (token_hash);
 CREATE INDEX auth_tokens_user_idx ON auth_tokens (user_id, purpose);
 CREATE INDEX auth_tokens_expires_idx ON auth_tokens (expires_at);
 
+-- The lobby list reads lobbies_joinable_idx, which is in its order and
+-- holds only joinable lobbies. lobbies_open_idx, in creation order alone,
+-- tempted the planner into reading it and sorting each creation time's
+-- ties instead; the open-lobby count reads lobbies_live_idx without it.
+DROP INDEX lobbies_open_idx;
+
 -- +goose Down
+CREATE INDEX lobbies_open_idx ON lobbies (created_at DESC) WHERE status = 'open';
 CREATE TABLE auth_tokens_text (
     id          TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL,
