@@ -35,19 +35,18 @@ func (db *DB) HotStatements(hash auth.TokenHash, userID uuid.UUID, pages []playe
 // as the time each is given, by the table it sweeps, as the sweeps send
 // them: bun writes the values in.
 func (db *DB) SweepStatements(cutoff time.Time) map[string]Statement {
-	now := cutoff
 	stmt := func(q string, args ...any) Statement { return Statement{SQL: db.bun.NewRaw(q, args...).String()} }
 	return map[string]Statement{
-		"sessions":            stmt(db.deleteSQL(expiredSessions), now),
-		"auth_tokens":         stmt(db.deleteSQL(expiredMailTokens), now),
-		"mail_outbox":         stmt(db.deleteSQL(finishedMail), now),
-		"lobbies":             stmt(db.deleteSQL(closedLobbies), now),
-		"profile_changes":     stmt(db.deleteSQL(oldProfileChanges), now),
-		"profile_rate_events": stmt(db.deleteSQL(profileRateEvents), now),
-		"rate_limits":         stmt(db.deleteSQL(staleRateLimits), now.UnixMicro()),
-		"audit_log":           stmt(db.deleteSQL(oldAuditEntries), now),
+		"sessions":            stmt(db.deleteSQL(expiredSessions), cutoff),
+		"auth_tokens":         stmt(db.deleteSQL(expiredMailTokens), cutoff),
+		"mail_outbox":         stmt(db.deleteSQL(finishedMail), cutoff),
+		"lobbies":             stmt(db.deleteSQL(closedLobbies), cutoff),
+		"profile_changes":     stmt(db.deleteSQL(oldProfileChanges), cutoff),
+		"profile_rate_events": stmt(db.deleteSQL(profileRateEvents), cutoff),
+		"rate_limits":         stmt(db.deleteSQL(staleRateLimits), cutoff.UnixMicro()),
+		"audit_log":           stmt(db.deleteSQL(oldAuditEntries), cutoff),
 		"stale passwords": stmt(db.batchSQL("UPDATE profile_changes SET new_password_hash = NULL", stalePasswords),
-			profile.StatusPending, now),
+			profile.StatusPending, cutoff),
 	}
 }
 
