@@ -176,7 +176,7 @@ func seedSessions(t *testing.T, db *store.DB) time.Time {
 		t.Fatal(err)
 	}
 	const insert = `INSERT INTO sessions (id, token_hash, user_id, realm, expires_at, created_at, updated_at)
-		SELECT gen_random_uuid(), ? || g, ?, 'player', ?::timestamptz + make_interval(secs => ? * g), ?::timestamptz, ?::timestamptz
+		SELECT gen_random_uuid(), sha256(convert_to(? || g, 'UTF8')), ?, 'player', ?::timestamptz + make_interval(secs => ? * g), ?::timestamptz, ?::timestamptz
 		FROM generate_series(1, ?) g`
 	created := now.Add(-48 * time.Hour)
 	for _, s := range []struct {

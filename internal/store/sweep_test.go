@@ -73,13 +73,13 @@ func TestSweepExpiredSessionsAndMailTokens(t *testing.T) {
 		if i >= 7 {
 			expires = now.Add(time.Duration(i-6) * time.Millisecond)
 		}
-		s := &auth.Session{ID: uuid.New(), TokenHash: fmt.Sprintf("session-%d", i), UserID: user, Realm: account.RealmPlayer,
+		s := &auth.Session{ID: uuid.New(), TokenHash: auth.HashToken(fmt.Sprintf("session-%d", i)), UserID: user, Realm: account.RealmPlayer,
 			ExpiresAt: expires, CreatedAt: now.Add(-48 * time.Hour), UpdatedAt: now.Add(-48 * time.Hour)}
 		if err := db.Sessions().InsertSession(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		tok := &auth.MailToken{ID: uuid.New(), Purpose: auth.PurposeResetPassword, Realm: account.RealmPlayer, UserID: user,
-			Email: "swept@example.com", TokenHash: fmt.Sprintf("token-%d", i), ExpiresAt: expires, CreatedAt: now.Add(-48 * time.Hour)}
+			Email: "swept@example.com", TokenHash: auth.HashToken(fmt.Sprintf("token-%d", i)), ExpiresAt: expires, CreatedAt: now.Add(-48 * time.Hour)}
 		if err := db.Sessions().InTx(ctx, func(ctx context.Context, tx auth.Tx) error { return tx.InsertMailToken(ctx, tok) }); err != nil {
 			t.Fatal(err)
 		}
