@@ -56,12 +56,20 @@ type Event struct {
 	ID   uint64
 	Type string
 	Data []byte
-	// lobby and version name the lobby state the event shows (a
-	// lobby.updated, a snapshot with a lobby), which Stream.Admit orders.
+	// shows is what the event is about, for its order and its delivery
+	// lag; nil for the others. It is a pointer because every stream keeps
+	// room for Options.Buffer events, open or idle.
+	shows *shown
+}
+
+// shown is what an event shows of a change.
+type shown struct {
+	// lobby and version name the lobby state shown (a lobby.updated, a
+	// snapshot with a lobby), which Stream.Admit orders.
 	lobby   uuid.UUID
 	version time.Time
-	// at is when the change the event shows was published, from which
-	// the delivery lag is measured; zero for events of no change.
+	// at is when the change was published, from which the delivery lag
+	// is measured; zero for a snapshot.
 	at time.Time
 }
 
@@ -124,23 +132,24 @@ func (s *Stream) player() uuid.UUID { return s.Principal.User.ID }
 // database after a later change had committed. Lobby versions grow with
 // every change (player.LobbyUpdate), so the stream never goes back.
 func (s *Stream) Admit(ev Event) bool {
-	if ev.lobby == uuid.Nil {
+	if ev.shows == nil || ev.shows.lobby == uuid.Nil {
 		return true
 	}
+	sh := ev.shows
 	for i, v := range s.sent {
-		if v.lobby == ev.lobby {
-			if ev.version.Before(v.version) {
+		if v.lobby == sh.lobby {
+			if sh.version.Before(v.version) {
 				s.metrics.eventDropped(droppedStale)
 				return false
 			}
-			s.sent[i].version = ev.version
+			s.sent[i].version = sh.version
 			return true
 		}
 	}
 	if len(s.sent) == rememberedLobbies {
 		s.sent = slices.Delete(s.sent, 0, 1)
 	}
-	s.sent = append(s.sent, lobbyVersion{lobby: ev.lobby, version: ev.version})
+	s.sent = append(s.sent, lobbyVersion{lobby: sh.lobby, version: sh.version})
 	return true
 }
 
@@ -240,6 +249,16 @@ func (h *Hub) deliver(ctx context.Context, n Notice) {
 	}
 }
 
+func (j job) kind() string {
+	switch {
+	case j.lobby != nil:
+		return KindLobby
+	case j.resync != uuid.Nil:
+		return TypeSnapshot
+	}
+	return j.notice.Kind
+}
+
 // publishedAt is when n was published, or zero if it does not say.
 func publishedAt(n Notice) time.Time {
 	if n.At == 0 {
@@ -278,7 +297,7 @@ func (h *Hub) work(ctx context.Context, jobs chan job) {
 			return
 		case j := <-jobs:
 			if err := h.handle(ctx, j); err != nil && ctx.Err() == nil {
-				h.log.Warn("render events", "kind", j.notice.Kind, "error", err)
+				h.log.Warn("render events", "kind", j.kind(), "error", err)
 			}
 		}
 	}
@@ -493,7 +512,7 @@ func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, at time.Time) er
 		if err != nil {
 			return err
 		}
-		ev.lobby, ev.version, ev.at = u.LobbyID, u.Version, at
+		ev.shows = &shown{lobby: u.LobbyID, version: u.Version, at: at}
 		h.sendAll(streams[id], ev)
 	}
 	return nil
@@ -513,7 +532,7 @@ func (h *Hub) social(ctx context.Context, n Notice) error {
 		if err != nil {
 			return err
 		}
-		ev.at = publishedAt(n)
+		ev.shows = &shown{at: publishedAt(n)}
 		h.sendAll(list, ev)
 	}
 	return nil
@@ -577,7 +596,7 @@ func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
 func (h *Hub) SnapshotEvent(snap *player.Snapshot) (Event, error) {
 	ev, err := h.NewEvent(TypeSnapshot, snap)
 	if snap.Lobby != nil {
-		ev.lobby, ev.version = snap.Lobby.ID, snap.Lobby.UpdatedAt
+		ev.shows = &shown{lobby: snap.Lobby.ID, version: snap.Lobby.UpdatedAt}
 	}
 	return ev, err
 }

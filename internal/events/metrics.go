@@ -144,7 +144,7 @@ func (m *Metrics) eventWritten(ev Event) {
 		return
 	}
 	m.delivered.WithLabelValues(ev.Type).Inc()
-	if !ev.at.IsZero() {
-		m.lag.Observe(time.Since(ev.at).Seconds())
+	if ev.shows != nil && !ev.shows.at.IsZero() {
+		m.lag.Observe(time.Since(ev.shows.at).Seconds())
 	}
 }

@@ -16,7 +16,7 @@ func TestStreamNeverGoesBackToAnOlderLobby(t *testing.T) {
 	s := &Stream{metrics: m}
 	start := time.Now()
 	at := func(lobby uuid.UUID, step int) Event {
-		return Event{lobby: lobby, version: start.Add(time.Duration(step) * time.Microsecond)}
+		return Event{shows: &shown{lobby: lobby, version: start.Add(time.Duration(step) * time.Microsecond)}}
 	}
 	l := uuid.New()
 	steps := []struct {

@@ -59,8 +59,12 @@ func (w *metricsWatch) moved(deltas map[string]float64) {
 	}
 }
 
-func closedBy(reason string) string { return fmt.Sprintf("platform_events_streams_closed_total{reason=%q}", reason) }
-func delivered(typ string) string   { return fmt.Sprintf("platform_events_delivered_total{type=%q}", typ) }
+func closedBy(reason string) string {
+	return fmt.Sprintf("platform_events_streams_closed_total{reason=%q}", reason)
+}
+func delivered(typ string) string {
+	return fmt.Sprintf("platform_events_delivered_total{type=%q}", typ)
+}
 
 // TestEventMetricsMove follows streams through each way of ending and
 // reads the stream metrics over HTTP after each step: the counters move by
