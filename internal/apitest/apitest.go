@@ -33,6 +33,9 @@ type Server struct {
 	App    *app.App
 	Config *config.Config
 	logs   *LogBuffer
+
+	metricsOnce sync.Once
+	metricsURL  string
 }
 
 // Option adjusts the environment a test server is configured from,

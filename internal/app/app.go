@@ -85,6 +85,7 @@ type App struct {
 	Events         *events.Hub
 	eventPub       *events.Publisher
 	eventTransport events.Transport
+	eventMetrics   *events.Metrics
 
 	httpMetrics    *httpapi.Metrics
 	processMetrics *processMetrics
@@ -138,7 +139,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.buildAuth()
 	a.buildPlayer()
 	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
-		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer})
+		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
+		Metrics: a.eventMetrics})
+	a.eventPub.DeliverTo(a.Events)
 	a.Matchmaking = matchmaking.New(a.LiveOps)
 	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
@@ -154,8 +157,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 // profileRateWindow is the window of the profile change request limits.
 const profileRateWindow = time.Hour
 
-// buildMetrics registers the process, pool and HTTP metrics and the
-// monitors that read the outbox and sessions at scrape time.
+// buildMetrics registers the process, pool, HTTP and event stream
+// metrics and the monitors that read the outbox and sessions at scrape
+// time.
 func (a *App) buildMetrics(ctx context.Context) {
 	a.Metrics = prometheus.NewRegistry()
 	a.Metrics.MustRegister(
@@ -164,6 +168,7 @@ func (a *App) buildMetrics(ctx context.Context) {
 		collectors.NewDBStatsCollector(a.DB.SQL(), a.DB.Dialect()),
 	)
 	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
+	a.eventMetrics = events.NewMetrics(a.Metrics)
 	a.processMetrics = newProcessMetrics(a.Metrics, a.Build)
 	a.Gauges = liveops.NewGauges(a.DB.LiveOps(), a.Now)
 	a.Metrics.MustRegister(newMonitorCollector(ctx, a.Log, a.Gauges))

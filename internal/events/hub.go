@@ -47,6 +47,8 @@ type Options struct {
 	// Buffer is how many events a stream may have waiting for its client
 	// before it is closed as lagging.
 	Buffer int
+	// Metrics counts streams and events; nil counts nothing.
+	Metrics *Metrics
 }
 
 // Event is one event, encoded.
@@ -54,6 +56,21 @@ type Event struct {
 	ID   uint64
 	Type string
 	Data []byte
+	// shows is what the event is about, for its order and its delivery
+	// lag; nil for the others. It is a pointer because every stream keeps
+	// room for Options.Buffer events, open or idle.
+	shows *shown
+}
+
+// shown is what an event shows of a change.
+type shown struct {
+	// lobby and version name the lobby state shown (a lobby.updated, a
+	// snapshot with a lobby), which Stream.Admit orders.
+	lobby   uuid.UUID
+	version time.Time
+	// at is when the change was published, from which the delivery lag
+	// is measured; zero for a snapshot.
+	at time.Time
 }
 
 // Stream is one open event stream of a player's session.
@@ -63,7 +80,22 @@ type Stream struct {
 	done      chan struct{}
 	once      sync.Once
 	final     *Event
+	reason    string // why it ended, once done is closed
+	metrics   *Metrics
+	// sent are the newest versions of the last lobbies the stream was
+	// sent; only its writer (Admit) touches them.
+	sent []lobbyVersion
 }
+
+type lobbyVersion struct {
+	lobby   uuid.UUID
+	version time.Time
+}
+
+// rememberedLobbies is how many lobbies a stream keeps the version of: a
+// player is in one lobby at a time, and an overtaken event arrives within
+// moments of the one that overtook it.
+const rememberedLobbies = 4
 
 // Events delivers the stream's events in order.
 func (s *Stream) Events() <-chan Event { return s.events }
@@ -82,18 +114,54 @@ func (s *Stream) Final() *Event {
 	}
 }
 
-func (s *Stream) end(final *Event) {
+// end ends the stream for reason (one of endReasons), with a final event
+// to send, if any. Only the first end counts.
+func (s *Stream) end(reason string, final *Event) {
 	s.once.Do(func() {
-		s.final = final
+		s.reason, s.final = reason, final
 		close(s.done)
 	})
 }
 
 func (s *Stream) player() uuid.UUID { return s.Principal.User.ID }
 
-// Hub holds this process's streams and turns notices into their events.
-// Notices are handled by a few workers, each owning the notices of some
-// lobbies and players, so that one lobby's events keep their order.
+// Admit tells the stream's writer whether to send ev, and remembers the
+// lobby version of what it admits. It refuses a lobby older than one the
+// stream was sent: one lobby's events may overtake each other when they
+// come from different processes, or when one was rendered from the
+// database after a later change had committed. Lobby versions grow with
+// every change (player.LobbyUpdate), so the stream never goes back.
+func (s *Stream) Admit(ev Event) bool {
+	if ev.shows == nil || ev.shows.lobby == uuid.Nil {
+		return true
+	}
+	sh := ev.shows
+	for i, v := range s.sent {
+		if v.lobby == sh.lobby {
+			if sh.version.Before(v.version) {
+				s.metrics.eventDropped(droppedStale)
+				return false
+			}
+			s.sent[i].version = sh.version
+			return true
+		}
+	}
+	if len(s.sent) == rememberedLobbies {
+		s.sent = slices.Delete(s.sent, 0, 1)
+	}
+	s.sent = append(s.sent, lobbyVersion{lobby: sh.lobby, version: sh.version})
+	return true
+}
+
+// Written records that the stream's writer wrote ev to its client.
+func (s *Stream) Written(ev Event) { s.metrics.eventWritten(ev) }
+
+// Hub holds this process's streams and turns changes into their events.
+// Changes are handled by a few workers, each owning the changes of some
+// lobbies and players, so that one lobby's changes are rendered in the
+// order they arrive. This process's own lobby changes arrive at once and
+// other processes' through the transport, so one may overtake another:
+// each stream drops a lobby older than one it was sent (Stream.Admit).
 type Hub struct {
 	players   *player.Service
 	auth      *auth.Service
@@ -108,15 +176,23 @@ type Hub struct {
 
 	shards []chan job
 	seed   maphash.Seed
+	// origin marks the notices of this process's changes, which its hub
+	// had at once (offer) and drops when they come back.
+	origin uuid.UUID
 	// served counts the streams served off their request (Go).
 	served sync.WaitGroup
 	nextID atomic.Uint64
 	ready  chan struct{}
 }
 
-// job is a notice to handle, or (resync) a player to send a fresh snapshot.
+// job is a notice to handle, a lobby change, or (resync) a player to send
+// a fresh snapshot.
 type job struct {
 	notice Notice
+	// lobby is a lobby change: one of this process's with its State, or
+	// another's from a notice. at is when it was published.
+	lobby  *player.LobbyChange
+	at     time.Time
 	resync uuid.UUID
 }
 
@@ -127,7 +203,7 @@ const workers = 16
 // NewHub returns a hub over transport.
 func NewHub(players *player.Service, authSvc *auth.Service, transport Transport, log *slog.Logger, opts Options) *Hub {
 	h := &Hub{players: players, auth: authSvc, transport: transport, log: log, opts: opts,
-		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), ready: make(chan struct{})}
+		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), origin: uuid.New(), ready: make(chan struct{})}
 	h.nextID.Store(uint64(time.Now().UnixMicro()))
 	for range workers {
 		h.shards = append(h.shards, make(chan job, 1024))
@@ -147,25 +223,69 @@ func (h *Hub) Run(ctx context.Context) {
 	listened := false // the transport calls listening from one goroutine
 	listening := func() {
 		if listened {
+			h.opts.Metrics.listenerReconnected()
 			h.resync(ctx)
 			return
 		}
 		listened = true
 		close(h.ready)
 	}
-	err := h.transport.Run(ctx, func(n Notice) { h.enqueue(ctx, n.shardKey(), job{notice: n}) }, listening)
-	if err != nil {
+	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening); err != nil {
 		h.log.Error("event transport stopped", "error", err)
 	}
 	wg.Wait()
 }
 
-func (n Notice) shardKey() uuid.UUID { return n.Subject }
+// deliver queues a notice from the transport, unless it is one of this
+// process's changes, which its hub had already.
+func (h *Hub) deliver(ctx context.Context, n Notice) {
+	switch {
+	case n.Origin == h.origin:
+	case n.Kind == KindLobby:
+		c := &player.LobbyChange{LobbyID: n.Subject, Change: n.Change, Removed: n.Removed, Audience: n.Audience}
+		h.enqueue(ctx, n.Subject, job{lobby: c, at: publishedAt(n)})
+	default:
+		h.enqueue(ctx, n.Subject, job{notice: n})
+	}
+}
+
+func (j job) kind() string {
+	switch {
+	case j.lobby != nil:
+		return KindLobby
+	case j.resync != uuid.Nil:
+		return TypeSnapshot
+	}
+	return j.notice.Kind
+}
+
+// publishedAt is when n was published, or zero if it does not say.
+func publishedAt(n Notice) time.Time {
+	if n.At == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.At)
+}
+
+// offer queues a lobby change of this process without waiting: false when
+// its worker is behind by the whole queue.
+func (h *Hub) offer(c player.LobbyChange) bool {
+	select {
+	case h.shard(c.LobbyID) <- job{lobby: &c, at: time.Now()}:
+		return true
+	default:
+		return false
+	}
+}
+
+// shard is the queue of the worker that owns key.
+func (h *Hub) shard(key uuid.UUID) chan job {
+	return h.shards[maphash.Comparable(h.seed, key)%uint64(len(h.shards))]
+}
 
 func (h *Hub) enqueue(ctx context.Context, key uuid.UUID, j job) {
-	sh := h.shards[maphash.Comparable(h.seed, key)%uint64(len(h.shards))]
 	select {
-	case sh <- j:
+	case h.shard(key) <- j:
 	case <-ctx.Done():
 	}
 }
@@ -177,7 +297,7 @@ func (h *Hub) work(ctx context.Context, jobs chan job) {
 			return
 		case j := <-jobs:
 			if err := h.handle(ctx, j); err != nil && ctx.Err() == nil {
-				h.log.Warn("render events", "kind", j.notice.Kind, "error", err)
+				h.log.Warn("render events", "kind", j.kind(), "error", err)
 			}
 		}
 	}
@@ -189,10 +309,11 @@ var ErrTooMany = platform.Errorf(platform.KindUnavailable, CodeTooManyStreams, "
 // Open registers a stream for the principal. Past the per-session or
 // per-player cap the oldest stream ends with a stream.closed event.
 func (h *Hub) Open(p *auth.Principal) (*Stream, error) {
-	s := &Stream{Principal: p, events: make(chan Event, max(h.opts.Buffer, 1)), done: make(chan struct{})}
+	s := &Stream{Principal: p, events: make(chan Event, max(h.opts.Buffer, 1)), done: make(chan struct{}), metrics: h.opts.Metrics}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.total >= h.opts.Global {
+		h.opts.Metrics.streamRefused()
 		return nil, ErrTooMany
 	}
 	list := h.byPlayer[p.User.ID]
@@ -211,24 +332,28 @@ func (h *Hub) Open(p *auth.Principal) (*Stream, error) {
 		if o.Principal.Session.ID == p.Session.ID {
 			sameSession--
 		}
-		o.end(h.closing(ClosedReplaced))
+		o.end(ClosedReplaced, h.closing(ClosedReplaced))
 		list = slices.Delete(list, i, i+1)
 		h.total--
 	}
 	h.byPlayer[p.User.ID] = append(list, s)
 	h.total++
+	h.opts.Metrics.streamOpened(h.total)
 	return s, nil
 }
 
-// Close unregisters a stream; its handler calls it on the way out.
-func (h *Hub) Close(s *Stream) {
-	s.end(nil)
+// Close unregisters a stream; its handler calls it once on the way out,
+// with why it ended unless the hub ended it (one of endReasons).
+func (h *Hub) Close(s *Stream, reason string) {
+	s.end(reason, nil)
+	h.opts.Metrics.streamEnded(s.reason)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	list := h.byPlayer[s.player()]
 	if i := slices.Index(list, s); i >= 0 {
 		list = slices.Delete(list, i, i+1)
 		h.total--
+		h.opts.Metrics.streamGone(h.total)
 	}
 	if len(list) == 0 {
 		delete(h.byPlayer, s.player())
@@ -252,7 +377,7 @@ func (h *Hub) Shutdown() {
 	h.closed = true
 	for _, list := range h.byPlayer {
 		for _, s := range list {
-			s.end(h.closing(ClosedShutdown))
+			s.end(ClosedShutdown, h.closing(ClosedShutdown))
 		}
 	}
 }
@@ -336,30 +461,27 @@ func (h *Hub) send(s *Stream, ev Event) {
 	select {
 	case s.events <- ev:
 	default:
-		s.end(h.closing(ClosedLagging))
+		h.opts.Metrics.eventDropped(droppedLagging)
+		s.end(ClosedLagging, h.closing(ClosedLagging))
 	}
 }
 
-func (h *Hub) sendAll(streams []*Stream, typ string, data any) error {
-	ev, err := h.NewEvent(typ, data)
-	if err != nil {
-		return err
-	}
+func (h *Hub) sendAll(streams []*Stream, ev Event) {
 	for _, s := range streams {
 		h.send(s, ev)
 	}
-	return nil
 }
 
 // handle renders one notice for this process's streams.
 func (h *Hub) handle(ctx context.Context, j job) error {
-	if j.resync != uuid.Nil {
+	switch {
+	case j.resync != uuid.Nil:
 		return h.snapshotTo(ctx, j.resync)
+	case j.lobby != nil:
+		return h.lobby(ctx, j.lobby, j.at)
 	}
 	n := j.notice
 	switch n.Kind {
-	case KindLobby:
-		return h.lobby(ctx, n)
 	case KindSocial:
 		return h.social(ctx, n)
 	case KindSession:
@@ -368,8 +490,12 @@ func (h *Hub) handle(ctx context.Context, j job) error {
 	return nil
 }
 
-func (h *Hub) lobby(ctx context.Context, n Notice) error {
-	streams := h.local(n.Audience...)
+// lobby renders a lobby change for its audience's streams in this
+// process: from its State when it carries one, otherwise from the lobby as
+// committed now. Each stream drops a state older than one it has sent
+// (Stream.Admit), whichever way the two came.
+func (h *Hub) lobby(ctx context.Context, c *player.LobbyChange, at time.Time) error {
+	streams := h.local(c.Audience...)
 	if len(streams) == 0 {
 		return nil
 	}
@@ -377,14 +503,17 @@ func (h *Hub) lobby(ctx context.Context, n Notice) error {
 	for id := range streams {
 		recipients = append(recipients, id)
 	}
-	updates, err := h.players.LobbyUpdates(ctx, player.LobbyChange{LobbyID: n.Subject, Change: n.Change, Removed: n.Removed}, recipients)
+	updates, err := h.players.LobbyUpdates(ctx, *c, recipients)
 	if err != nil {
 		return err
 	}
 	for id, u := range updates {
-		if err := h.sendAll(streams[id], TypeLobbyUpdated, u); err != nil {
+		ev, err := h.NewEvent(TypeLobbyUpdated, u)
+		if err != nil {
 			return err
 		}
+		ev.shows = &shown{lobby: u.LobbyID, version: u.Version, at: at}
+		h.sendAll(streams[id], ev)
 	}
 	return nil
 }
@@ -399,9 +528,12 @@ func (h *Hub) social(ctx context.Context, n Notice) error {
 		if u == nil {
 			continue
 		}
-		if err := h.sendAll(list, TypeSocialUpdated, u); err != nil {
+		ev, err := h.NewEvent(TypeSocialUpdated, u)
+		if err != nil {
 			return err
 		}
+		ev.shows = &shown{at: publishedAt(n)}
+		h.sendAll(list, ev)
 	}
 	return nil
 }
@@ -421,7 +553,7 @@ func (h *Hub) session(ctx context.Context, n Notice) error {
 				if err != nil {
 					return err
 				}
-				s.end(&ev)
+				s.end(EndedSession, &ev)
 			}
 		}
 	}
@@ -451,5 +583,20 @@ func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	return h.sendAll(streams, TypeSnapshot, snap)
+	ev, err := h.SnapshotEvent(snap)
+	if err != nil {
+		return err
+	}
+	h.sendAll(streams, ev)
+	return nil
+}
+
+// SnapshotEvent encodes a snapshot, which sets where the stream's lobby
+// stands.
+func (h *Hub) SnapshotEvent(snap *player.Snapshot) (Event, error) {
+	ev, err := h.NewEvent(TypeSnapshot, snap)
+	if snap.Lobby != nil {
+		ev.shows = &shown{lobby: snap.Lobby.ID, version: snap.Lobby.UpdatedAt}
+	}
+	return ev, err
 }

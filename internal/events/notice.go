@@ -42,6 +42,12 @@ type Notice struct {
 	Audience []uuid.UUID `json:"a,omitempty"`
 	// TargetSees tells whether the target of a social action may hear of it.
 	TargetSees bool `json:"t,omitempty"`
+	// Origin is the process that published the notice and delivered it to
+	// its own streams already; unset when it did not.
+	Origin uuid.UUID `json:"p,omitzero"`
+	// At is when the notice was published (Unix microseconds), from which
+	// the delivery lag is measured.
+	At int64 `json:"at,omitempty"`
 }
 
 // encode returns the notice's wire form, or an error when it would not fit

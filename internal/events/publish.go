@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,7 @@ import (
 type Publisher struct {
 	transport Transport
 	log       *slog.Logger
+	hub       atomic.Pointer[Hub]
 }
 
 // NewPublisher returns a publisher on transport.
@@ -31,6 +33,7 @@ func (p *Publisher) publish(ctx context.Context, n Notice) {
 	// its own bound.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
+	n.At = time.Now().UnixMicro()
 	if err := p.transport.Publish(ctx, n); err != nil {
 		p.log.Warn("publish event notice", "kind", n.Kind, "error", err)
 	}
@@ -39,9 +42,21 @@ func (p *Publisher) publish(ctx context.Context, n Notice) {
 // publishTimeout bounds one publish when the database is slow to answer.
 const publishTimeout = 5 * time.Second
 
-// LobbyChanged implements player.Events.
+// DeliverTo has the publisher hand this process's lobby changes to hub
+// directly, besides publishing them to the other processes.
+func (p *Publisher) DeliverTo(hub *Hub) { p.hub.Store(hub) }
+
+// LobbyChanged implements player.Events. The change goes to this
+// process's hub at once, with the state its transaction left, and to the
+// other processes as a notice, marked as this process's so that its own
+// listener drops it when it comes back. When the hub is behind, the
+// notice comes back unmarked and is rendered like another process's.
 func (p *Publisher) LobbyChanged(ctx context.Context, c player.LobbyChange) {
-	p.publish(ctx, Notice{Kind: KindLobby, Subject: c.LobbyID, Change: c.Change, Removed: c.Removed, Audience: c.Audience})
+	n := Notice{Kind: KindLobby, Subject: c.LobbyID, Change: c.Change, Removed: c.Removed, Audience: c.Audience}
+	if hub := p.hub.Load(); hub != nil && hub.offer(c) {
+		n.Origin = hub.origin
+	}
+	p.publish(ctx, n)
 }
 
 // SocialChanged implements player.Events.

@@ -98,15 +98,17 @@ func handleEvents(d Deps) http.Handler {
 		}
 		first, err := snapshotEvent(r.Context(), d, p.User.ID)
 		if err != nil {
-			d.Events.Close(stream)
+			d.Events.Close(stream, events.EndedSetup)
 			respondErr(w, r, d.Log, err)
 			return
 		}
+		stream.Admit(first)
 		sw := newSSEWriter(w, t.WriteTimeout)
 		if err := sw.start(t.Retry, first); err != nil {
-			d.Events.Close(stream)
+			d.Events.Close(stream, events.EndedSetup)
 			return
 		}
+		stream.Written(first)
 		// The stream outlives the request: it ends with its own events,
 		// never with the request's context.
 		ctx := context.WithoutCancel(r.Context())
@@ -126,7 +128,7 @@ func snapshotEvent(ctx context.Context, d Deps, playerID uuid.UUID) (events.Even
 	if err != nil {
 		return events.Event{}, err
 	}
-	return d.Events.NewEvent(events.TypeSnapshot, snap)
+	return d.Events.SnapshotEvent(snap)
 }
 
 // eventWriter writes the stream after its start.
@@ -138,7 +140,15 @@ type eventWriter interface {
 // serveStream writes a stream's events and heartbeats until it ends: by
 // its own final event, a failed write, ctx, or its session's expiry.
 func serveStream(ctx context.Context, d Deps, t StreamTimings, stream *events.Stream, w eventWriter) {
-	defer d.Events.Close(stream)
+	ended := events.EndedClientGone // unless the hub ended it, or the session expired
+	defer func() { d.Events.Close(stream, ended) }()
+	send := func(ev events.Event) error {
+		err := w.event(ev)
+		if err == nil {
+			stream.Written(ev)
+		}
+		return err
+	}
 	p := stream.Principal
 	expiry := time.NewTimer(time.Until(p.Session.ExpiresAt))
 	defer expiry.Stop()
@@ -150,7 +160,9 @@ func serveStream(ctx context.Context, d Deps, t StreamTimings, stream *events.St
 		case <-ctx.Done():
 			return
 		case ev := <-stream.Events():
-			err = w.event(ev)
+			if stream.Admit(ev) {
+				err = send(ev)
+			}
 		case <-heartbeat.C:
 			err = w.comment("heartbeat")
 		case <-expiry.C:
@@ -160,12 +172,13 @@ func serveStream(ctx context.Context, d Deps, t StreamTimings, stream *events.St
 				expiry.Reset(sessionRecheck)
 				continue
 			}
+			ended = events.EndedSession
 			ev, _ := d.Events.NewEvent(events.TypeSessionEnded, events.SessionEnded{Reason: "expired"}) //nolint:errcheck // strings encode
-			w.event(ev)                                                                                 //nolint:errcheck // the stream ends either way
+			send(ev)                                                                                    //nolint:errcheck // the stream ends either way
 			return
 		case <-stream.Done():
 			if final := stream.Final(); final != nil {
-				w.event(*final) //nolint:errcheck // the stream ends either way
+				send(*final) //nolint:errcheck // the stream ends either way
 			}
 			return
 		}

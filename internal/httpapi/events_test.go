@@ -345,3 +345,93 @@ func TestEventsCrossReplicas(t *testing.T) {
 	}
 	s.Ended(t, eventWait)
 }
+
+// lobbyEventsBefore returns the lobby events s receives before the marker
+// request from m.
+func lobbyEventsBefore(t *testing.T, s *apitest.Stream, m *apitest.Account) []player.LobbyUpdate {
+	t.Helper()
+	var got []player.LobbyUpdate
+	deadline := time.Now().Add(eventWait)
+	for {
+		ev := s.Next(t, time.Until(deadline))
+		switch ev.Type {
+		case events.TypeLobbyUpdated:
+			var u player.LobbyUpdate
+			ev.Decode(t, &u)
+			got = append(got, u)
+		case events.TypeSocialUpdated:
+			var u player.SocialUpdate
+			ev.Decode(t, &u)
+			if u.Player.ID == m.User.ID {
+				return got
+			}
+		}
+	}
+}
+
+// TestEachLobbyChangeArrivesOnce: the serve that makes a lobby change
+// sends it to its own streams at once, and the notice it publishes for the
+// other replicas does not bring it a second time when it comes back.
+func TestEachLobbyChangeArrivesOnce(t *testing.T) {
+	srv := newPlayerServer(t)
+	host, guest := newPlayer(t, srv), newPlayer(t, srv)
+	l := createLobby(t, host.Client, "custom-hosted", player.VisibilityPublic)
+	expect(t, call(t, guest.Client, "POST", "/api/player/lobbies/join", map[string]any{"lobbyId": l.ID}), http.StatusOK, "")
+	s := openEvents(t, host.Client)
+	snapshotOf(t, s)
+	settle(t, srv, s, host)
+	const flips = 6
+	for i := range flips {
+		expect(t, call(t, guest.Client, "POST", lobbyPath(l, "ready"), map[string]any{"ready": i%2 == 0}), http.StatusOK, "")
+	}
+	got := lobbyEventsBefore(t, s, marker(t, srv, host))
+	if len(got) != flips {
+		t.Fatalf("%d lobby events for %d changes: %+v", len(got), flips, got)
+	}
+}
+
+// TestLobbyOrderAcrossReplicas has two members act in turn on one lobby
+// through two replicas, each watching the lobby on the other: both
+// streams see the lobby's versions only grow, up to its final state.
+func TestLobbyOrderAcrossReplicas(t *testing.T) {
+	srv := newPlayerServer(t)
+	if srv.App.DB.Dialect() != store.Postgres {
+		t.Skip("replicas share a database only on PostgreSQL; set PLATFORM_TEST_DATABASE_URL")
+	}
+	replica := apitest.New(t, apitest.WithEnv("PLATFORM_DATABASE_URL", srv.Config.DatabaseURL))
+	<-replica.App.Events.Ready()
+	host, guest := newPlayer(t, srv), newPlayer(t, srv)
+	l := createLobby(t, host.Client, "custom-hosted", player.VisibilityPublic)
+	expect(t, call(t, guest.Client, "POST", "/api/player/lobbies/join", map[string]any{"lobbyId": l.ID}), http.StatusOK, "")
+	hostOnReplica, guestOnReplica := replica.Client(t), replica.Client(t)
+	hostOnReplica.AddSession(&auth.Principal{Realm: account.RealmPlayer, Token: host.Token})
+	guestOnReplica.AddSession(&auth.Principal{Realm: account.RealmPlayer, Token: guest.Token})
+	streams := map[string]*apitest.Stream{"host's on the replica": openEvents(t, hostOnReplica), "guest's": openEvents(t, guest.Client)}
+	for _, s := range streams {
+		snapshotOf(t, s)
+	}
+
+	var final *player.Lobby
+	for i := range 10 {
+		for _, c := range []*apitest.Client{host.Client, guestOnReplica} {
+			var out player.LobbyResult
+			res := call(t, c, "POST", lobbyPath(l, "ready"), map[string]any{"ready": i%2 == 0})
+			expect(t, res, http.StatusOK, "")
+			res.Decode(t, &out)
+			final = out.Lobby
+		}
+	}
+	for name, s := range streams {
+		var last time.Time
+		for last.Before(final.UpdatedAt) {
+			u := lobbyUpdate(t, s)
+			if u.Lobby == nil || u.Lobby.UpdatedAt.Before(last) {
+				t.Fatalf("%s stream: %s shows %+v after the lobby of %s", name, u.Change, u.Lobby, last)
+			}
+			last = u.Lobby.UpdatedAt
+		}
+		if !last.Equal(final.UpdatedAt) {
+			t.Fatalf("%s stream went past the final lobby: %s, want %s", name, last, final.UpdatedAt)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -24,16 +25,26 @@ const (
 var LobbyChanges = []string{LobbyChangeCreated, LobbyChangeJoined, LobbyChangeLeft, LobbyChangeKicked,
 	LobbyChangeReady, LobbyChangeHost, LobbyChangeStarted, LobbyChangeClosed}
 
-// LobbyChange is a committed change to one lobby. Removed names the
-// players the change took out of it: they hear of it once more, after
-// which the lobby is no longer theirs. Audience is Removed and the members
-// at commit, so that a process with none of them connected skips it
-// without a query.
+// LobbyChange is a committed change to one lobby. Removed names the players the
+// change took out of it: they hear of it once more, after which the lobby
+// is no longer theirs. Audience is Removed and the members at commit, so
+// that a process with none of them connected skips it without a query.
 type LobbyChange struct {
 	LobbyID  uuid.UUID
 	Change   string
 	Removed  []uuid.UUID
 	Audience []uuid.UUID
+	// State is the lobby as the change's transaction left it, when the
+	// change is known in the process that made it; LobbyUpdates then
+	// renders it without reading the lobby again.
+	State *LobbyState
+}
+
+// LobbyState is a lobby with its members; Lobby is nil when the lobby is
+// gone.
+type LobbyState struct {
+	Lobby   *LobbyRow
+	Members []MemberRow
 }
 
 // SocialChange is a committed social action. TargetSees is false when the
@@ -74,13 +85,15 @@ func (c *lobbyChanges) add(lobbyID uuid.UUID, change string, removed ...uuid.UUI
 	*c = append(*c, LobbyChange{LobbyID: lobbyID, Change: change, Removed: removed})
 }
 
-// addAudience fills in each change's audience inside its transaction.
-func (c lobbyChanges) addAudience(ctx context.Context, tx Tx) error {
+// addState reads each changed lobby as its transaction leaves it, in one
+// statement per lobby, and names the change's audience from it.
+func (c lobbyChanges) addState(ctx context.Context, tx Tx) error {
 	for i := range c {
-		members, err := tx.Members(ctx, c[i].LobbyID)
-		if err != nil {
+		l, members, err := tx.LobbyWithMembers(ctx, c[i].LobbyID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
+		c[i].State = &LobbyState{Lobby: l, Members: members}
 		c[i].Audience = append([]uuid.UUID(nil), c[i].Removed...)
 		for _, m := range members {
 			if !containsID(c[i].Audience, m.Player.ID) {
@@ -91,10 +104,24 @@ func (c lobbyChanges) addAudience(ctx context.Context, tx Tx) error {
 	return nil
 }
 
-func (s *Service) publishLobbies(ctx context.Context, ch lobbyChanges) {
+// commitLobbies runs fn in a transaction and, once it has committed,
+// publishes the lobby changes fn recorded with the state it left.
+func (s *Service) commitLobbies(ctx context.Context, fn func(ctx context.Context, tx Tx, ch *lobbyChanges) error) (lobbyChanges, error) {
+	var ch lobbyChanges
+	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		ch = nil
+		if err := fn(ctx, tx, &ch); err != nil {
+			return err
+		}
+		return ch.addState(ctx, tx)
+	})
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range ch {
 		s.events.LobbyChanged(ctx, c)
 	}
+	return ch, nil
 }
 
 // LobbyUpdate is the payload of a lobby.updated event: the lobby as the
@@ -103,22 +130,27 @@ type LobbyUpdate struct {
 	LobbyID uuid.UUID `json:"lobbyId"`
 	Change  string    `json:"change"`
 	Lobby   *Lobby    `json:"lobby"`
+	// Version is the lobby's UpdatedAt in the state shown, also to a
+	// player it removed: it grows with every change of the lobby.
+	Version time.Time `json:"-"`
 }
 
 // LobbyUpdates renders a committed lobby change for each recipient who is
-// in the lobby now or was removed by the change; others get nothing, so
-// no one hears of a lobby they are no longer in.
+// in the lobby or was removed by the change; others get nothing, so no one
+// hears of a lobby they are no longer in. The lobby is the change's State,
+// or without one as committed now.
 func (s *Service) LobbyUpdates(ctx context.Context, c LobbyChange, recipients []uuid.UUID) (map[uuid.UUID]*LobbyUpdate, error) {
-	l, err := s.store.Lobby(ctx, c.LobbyID)
-	if errors.Is(err, ErrNotFound) {
+	state := c.State
+	if state == nil {
+		l, members, err := s.store.LobbyWithMembers(ctx, c.LobbyID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("lobby update: %w", err)
+		}
+		state = &LobbyState{Lobby: l, Members: members}
+	}
+	l, members := state.Lobby, state.Members
+	if l == nil {
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lobby update: %w", err)
-	}
-	members, err := s.store.Members(ctx, l.ID)
-	if err != nil {
-		return nil, fmt.Errorf("lobby update: %w", err)
 	}
 	out := make(map[uuid.UUID]*LobbyUpdate, len(recipients))
 	for _, r := range recipients {
@@ -128,9 +160,9 @@ func (s *Service) LobbyUpdates(ctx context.Context, c LobbyChange, recipients []
 			if err != nil {
 				return nil, err
 			}
-			out[r] = &LobbyUpdate{LobbyID: l.ID, Change: c.Change, Lobby: v}
+			out[r] = &LobbyUpdate{LobbyID: l.ID, Change: c.Change, Lobby: v, Version: l.UpdatedAt}
 		case containsID(c.Removed, r):
-			out[r] = &LobbyUpdate{LobbyID: l.ID, Change: c.Change}
+			out[r] = &LobbyUpdate{LobbyID: l.ID, Change: c.Change, Version: l.UpdatedAt}
 		}
 	}
 	return out, nil

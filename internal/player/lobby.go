@@ -401,7 +401,7 @@ func (s *Service) applyJoin(ctx context.Context, tx Tx, j *joining, ch *lobbyCha
 		return nil, err
 	}
 	t.MemberCount++
-	t.ActiveAt, t.UpdatedAt = j.now, j.now
+	t.touch(j.now)
 	if err := tx.UpdateLobby(ctx, t); err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ func (s *Service) SetReady(ctx context.Context, playerID, lobbyID uuid.UUID, rea
 		if err := tx.SetReady(ctx, l.ID, playerID, ready); err != nil {
 			return err
 		}
-		l.ActiveAt, l.UpdatedAt = now, now
+		l.touch(now)
 		ch.add(l.ID, LobbyChangeReady)
 		return tx.UpdateLobby(ctx, l)
 	})
@@ -597,7 +597,8 @@ func (s *Service) StartLobby(ctx context.Context, playerID, lobbyID uuid.UUID) (
 		if err := s.requireDeck(ctx, tx, cat, q, all...); err != nil {
 			return err
 		}
-		l.Status, l.ActiveAt, l.UpdatedAt = LobbyStarted, now, now
+		l.Status = LobbyStarted
+		l.touch(now)
 		ch.add(l.ID, LobbyChangeStarted)
 		return tx.UpdateLobby(ctx, l)
 	})

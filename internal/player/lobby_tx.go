@@ -40,24 +40,16 @@ func (s *Service) checkIdle(now time.Time, lobbies ...*LobbyRow) error {
 	return &wentIdle{ids: ids}
 }
 
-// lobbyTx runs fn in a transaction and, once it has committed, publishes
-// the lobby changes fn recorded. Refusals are plain errors that roll fn's
-// writes back. When fn reports lobbies gone idle, they are closed first in
-// their own small transaction and fn runs again.
+// lobbyTx runs fn in a transaction that tells s.events of the lobby
+// changes fn recorded (commitLobbies). Refusals are plain errors that roll
+// fn's writes back. When fn reports lobbies gone idle, they are closed
+// first in their own small transaction and fn runs again.
 func (s *Service) lobbyTx(ctx context.Context, fn func(ctx context.Context, tx Tx, ch *lobbyChanges) error) error {
 	for attempt := 0; ; attempt++ {
-		var ch lobbyChanges
-		err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-			ch = nil
-			if err := fn(ctx, tx, &ch); err != nil {
-				return err
-			}
-			return ch.addAudience(ctx, tx)
-		})
+		_, err := s.commitLobbies(ctx, fn)
 		var idle *wentIdle
 		switch {
 		case err == nil:
-			s.publishLobbies(ctx, ch)
 			return nil
 		case !errors.As(err, &idle):
 			return err
@@ -73,9 +65,7 @@ func (s *Service) lobbyTx(ctx context.Context, fn func(ctx context.Context, tx T
 // closeIdle closes those of the lobbies that are still idle and returns
 // how many it closed.
 func (s *Service) closeIdle(ctx context.Context, ids []uuid.UUID) (int, error) {
-	var ch lobbyChanges
-	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		ch = nil
+	ch, err := s.commitLobbies(ctx, func(ctx context.Context, tx Tx, ch *lobbyChanges) error {
 		locked, err := lockLobbies(ctx, tx, ids...)
 		if err != nil {
 			return err
@@ -83,17 +73,16 @@ func (s *Service) closeIdle(ctx context.Context, ids []uuid.UUID) (int, error) {
 		now := s.clock()
 		for _, id := range ids {
 			if l := locked[id]; l != nil && s.isIdle(l, now) {
-				if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now, &ch); err != nil {
+				if err := s.closeTx(ctx, tx, l, CloseReasonIdle, now, ch); err != nil {
 					return err
 				}
 			}
 		}
-		return ch.addAudience(ctx, tx)
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("close idle lobbies: %w", err)
 	}
-	s.publishLobbies(ctx, ch)
 	return len(ch), nil
 }
 
@@ -137,7 +126,8 @@ func (s *Service) closeTx(ctx context.Context, tx Tx, l *LobbyRow, reason string
 	if err := tx.DeleteMembers(ctx, l.ID); err != nil {
 		return err
 	}
-	l.Status, l.JoinCode, l.MemberCount, l.ClosedAt, l.CloseReason, l.UpdatedAt = LobbyClosed, nil, 0, &now, reason, now
+	l.Status, l.JoinCode, l.MemberCount, l.ClosedAt, l.CloseReason = LobbyClosed, nil, 0, &now, reason
+	l.changed(now)
 	removed := make([]uuid.UUID, 0, len(members))
 	for _, m := range members {
 		removed = append(removed, m.Player.ID)
@@ -168,8 +158,27 @@ func (s *Service) leaveTx(ctx context.Context, tx Tx, l *LobbyRow, playerID uuid
 		l.HostID = members[0].Player.ID
 		ch.add(l.ID, LobbyChangeHost)
 	}
-	l.ActiveAt, l.UpdatedAt = now, now
+	l.touch(now)
 	return tx.UpdateLobby(ctx, l)
+}
+
+// touch records a member's action at now: the lobby is active again, and
+// it changed.
+func (l *LobbyRow) touch(now time.Time) {
+	l.ActiveAt = now
+	l.changed(now)
+}
+
+// changed moves UpdatedAt to now, or just past the lobby's previous change
+// when the clock of the process that made that one ran ahead of this one.
+// Under the lobby's lock UpdatedAt thus grows with every change, which
+// orders the lobby's states: event streams drop a state older than one
+// they have sent.
+func (l *LobbyRow) changed(now time.Time) {
+	if !now.After(l.UpdatedAt) {
+		now = l.UpdatedAt.Add(time.Microsecond)
+	}
+	l.UpdatedAt = now
 }
 
 func (s *Service) requireDeck(ctx context.Context, r Reader, cat *Catalog, q matchmaking.Queue, players ...uuid.UUID) error {

@@ -305,6 +305,9 @@ type Reader interface {
 	// CurrentLobbyOf returns the player's lobby and its members in one
 	// round trip, or ErrNotFound.
 	CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*LobbyRow, []MemberRow, error)
+	// LobbyWithMembers returns a lobby and its members in one round trip,
+	// or ErrNotFound.
+	LobbyWithMembers(ctx context.Context, lobbyID uuid.UUID) (*LobbyRow, []MemberRow, error)
 
 	MembershipOf(ctx context.Context, userID uuid.UUID) (*MemberRow, error)
 	Lobby(ctx context.Context, id uuid.UUID) (*LobbyRow, error)

@@ -275,3 +275,49 @@ func act(t *testing.T, env *playertest.Env, from uuid.UUID, action string, to uu
 		t.Fatalf("%s: %v", action, err)
 	}
 }
+
+// TestLobbyVersionGrowsWhenTheClockIsBehind changes a lobby from a process
+// whose clock is behind the one that changed it last, as a replica's may
+// be: its UpdatedAt still grows, as event streams order its states by it.
+func TestLobbyVersionGrowsWhenTheClockIsBehind(t *testing.T) {
+	ctx := t.Context()
+	env := playertest.New(t, playertest.Options{})
+	host, guest := env.Player(t, "host"), env.Player(t, "guest")
+	res, err := env.Players.CreateLobby(ctx, host, player.CreateLobbyInput{Queue: "casual-short", Visibility: player.VisibilityPublic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined, err := env.Players.JoinLobby(ctx, guest, player.JoinLobbyInput{Code: *res.Lobby.Code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := joined.Lobby.UpdatedAt
+	env.Clock.Advance(-time.Minute)
+	leave := func() (*player.Lobby, error) {
+		if _, err := env.Players.LeaveLobby(ctx, guest, res.Lobby.ID); err != nil {
+			return nil, err
+		}
+		return env.Players.CurrentLobby(ctx, host) // as stored
+	}
+	for i, change := range []func() (*player.Lobby, error){
+		func() (*player.Lobby, error) { return lobbyOf(env.Players.SetReady(ctx, guest, res.Lobby.ID, true)) },
+		func() (*player.Lobby, error) { return lobbyOf(env.Players.SetReady(ctx, host, res.Lobby.ID, true)) },
+		leave,
+	} {
+		got, err := change()
+		if err != nil || got == nil {
+			t.Fatalf("change %d: %+v, %v", i, got, err)
+		}
+		if !got.UpdatedAt.After(last) {
+			t.Fatalf("change %d: updatedAt %s, not after %s", i, got.UpdatedAt, last)
+		}
+		last = got.UpdatedAt
+	}
+}
+
+func lobbyOf(r *player.LobbyResult, err error) (*player.Lobby, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r.Lobby, nil
+}

@@ -520,6 +520,23 @@ func (q playerQ) IdleLobbies(ctx context.Context, before time.Time, limit int) (
 // CurrentLobbyOf reads the player's lobby with its members in one
 // statement.
 func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.LobbyRow, []player.MemberRow, error) {
+	return q.lobbyWithMembers(ctx, `FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ?`, userID)
+}
+
+// LobbyWithMembers reads a lobby with its members in one statement, so
+// that both come from the same committed state.
+func (q playerQ) LobbyWithMembers(ctx context.Context, lobbyID uuid.UUID) (*player.LobbyRow, []player.MemberRow, error) {
+	return q.lobbyWithMembers(ctx, `FROM lobbies l
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE l.id = ?`, lobbyID)
+}
+
+// lobbyWithMembers reads one lobby (l) and its members (m, u) from the
+// tables and condition of from: one row per member, or one row of nulls
+// for the member columns of a lobby without members.
+func (q playerQ) lobbyWithMembers(ctx context.Context, from string, arg any) (*player.LobbyRow, []player.MemberRow, error) {
 	var (
 		l       *player.LobbyRow
 		members []player.MemberRow
@@ -558,9 +575,7 @@ func (q playerQ) CurrentLobbyOf(ctx context.Context, userID uuid.UUID) (*player.
 		return nil
 	}, `SELECT `+lobbyColumns+`, u.id AS member_id, u.nickname AS member_nickname, u.name AS member_name,
 		u.image AS member_image, m.ready, m.joined_at
-		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
-		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
-		WHERE me.user_id = ? ORDER BY m.joined_at, m.user_id`, userID)
+		`+from+` ORDER BY m.joined_at, m.user_id`, arg)
 	if err != nil {
 		return nil, nil, err
 	}
