@@ -26,7 +26,7 @@ func (d *discardWriter) WriteHeader(int)             {}
 // and, for comparison, from a bare handler writing the same bytes: the
 // difference is what the pipeline costs per request. Besides the time per
 // request it reports the process's CPU time per request (cpu-ns/op),
-// which other work on a shared machine hardly moves. Throughput against
+// which other work on a shared machine moves less than time. Throughput against
 // a real server comes from `scripts/bench.sh side`.
 func BenchmarkQueuesPipeline(b *testing.B) {
 	srv := apitest.New(b)
