@@ -106,7 +106,8 @@ build() {
 	export PLATFORM_DATABASE_URL="postgres://$PGUSER@$PGHOST:$PGPORT/$db?sslmode=disable"
 	log "$tag: generating $players players"
 	t0=$(date +%s)
-	"$work/scaledata" -players "$players" -spread "$spread" -cookies "$out/$tag-cookies.txt" -admin-cookie "$out/$tag-admin.txt" 2>&1 |
+	# The bulk inserts run for minutes on a large set: no statement timeout.
+	PLATFORM_DB_STATEMENT_TIMEOUT=0 "$work/scaledata" -players "$players" -spread "$spread" -cookies "$out/$tag-cookies.txt" -admin-cookie "$out/$tag-admin.txt" 2>&1 |
 		tee "$out/$tag-load.log" >&2
 	t1=$(date +%s)
 	psql -q -d "$db" -c "VACUUM ANALYZE"

@@ -8,6 +8,11 @@
 #                               warm-up ($BENCH_SOAK_WARMUP, 2m) neither RSS nor
 #                               the Go heap nor the goroutines may grow, and no
 #                               request may fail
+#   scripts/bench.sh side [PATH] the request pipeline's overhead: `serve` against
+#                               a bare net/http handler serving the same bytes,
+#                               in alternating rounds ($BENCH_ROUNDS, 3), by
+#                               requests/s and by CPU time per request; fails
+#                               below $BENCH_MIN_RATIO (0.80)
 #
 # It builds the binary, creates a fresh database on the local PostgreSQL
 # server, starts `serve --migrate` on it with mail going to the load
@@ -130,7 +135,7 @@ common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.
 	-pid "$serve_pid" -pg-url "$PLATFORM_DATABASE_URL" -label "$label")
 
 if [ "$mode" = side ]; then
-	timeout 15m "$work/loadgen" side -base "$base" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
+	timeout 15m "$work/loadgen" side -base "$base" -pid "$serve_pid" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
 		-warmup "${BENCH_WARMUP:-2s}" -rounds "${BENCH_ROUNDS:-3}" -min "${BENCH_MIN_RATIO:-0.80}" \
 		-json "$out/side.json" | tee "$out/side.txt"
 	log "results in $out/side.txt and $out/side.json"

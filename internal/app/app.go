@@ -145,11 +145,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.Matchmaking = matchmaking.New(a.LiveOps)
 	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
-		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow, Watcher: a.eventPub}, a.Now)
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
+			Limiter: db.RateLimits(), Watcher: a.eventPub}, a.Now)
 	if err != nil {
 		return nil, err
 	}
-	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), log, a.Now)
+	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, a.Now)
 	return a, nil
 }
 

@@ -11,9 +11,10 @@ import (
 
 // jobList is every periodic task of the service. The sweeps delete in
 // batches and are idempotent, so a run cut short (a replica killed
-// mid-job) is finished by the next period's claimant.
+// mid-job) is finished by the replica that claims the job after its
+// lease lapses.
 func (a *App) jobList() []jobs.Job {
-	sw, j := a.DB.Sweeps(), a.Config.Jobs
+	sw, j := a.DB.Sweeps().WithBatch(a.Config.Jobs.SweepBatch), a.Config.Jobs
 	before := func(age time.Duration) time.Time { return a.Now().Add(-age) }
 	sweep := func(name string, fn func(ctx context.Context, dryRun bool) (int, error)) jobs.Job {
 		return jobs.Job{Name: name, Every: j.SweepEvery, Run: fn}
@@ -35,9 +36,6 @@ func (a *App) jobList() []jobs.Job {
 		}),
 		sweep("old-profile-changes", func(ctx context.Context, dry bool) (int, error) {
 			return sw.OldProfileChanges(ctx, before(profile.Retention), dry)
-		}),
-		sweep("profile-rate-events", func(ctx context.Context, dry bool) (int, error) {
-			return sw.ProfileRateEvents(ctx, before(profileRateWindow), dry)
 		}),
 		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
 			return a.Players.CloseIdleLobbies(ctx)

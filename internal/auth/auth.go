@@ -7,8 +7,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,8 +58,8 @@ type Session struct {
 	UpdatedAt time.Time     `json:"updatedAt"`
 	IPAddress string        `json:"ipAddress"`
 	UserAgent string        `json:"userAgent"`
-	// TokenHash is the hex SHA-256 of the token, the only form stored.
-	TokenHash string `json:"-"`
+	// TokenHash is the SHA-256 of the token, the only form stored.
+	TokenHash TokenHash `json:"-"`
 }
 
 // Principal is the caller behind a valid session.
@@ -88,7 +88,7 @@ type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 
 	InsertSession(ctx context.Context, s *Session) error
-	SessionByTokenHash(ctx context.Context, tokenHash string) (*Session, *account.User, error)
+	SessionByTokenHash(ctx context.Context, tokenHash TokenHash) (*Session, *account.User, error)
 	// ExtendSession reports false when the session no longer exists.
 	ExtendSession(ctx context.Context, id uuid.UUID, expiresAt, updatedAt time.Time) (bool, error)
 	// DeleteSessions deletes the sessions of userID that m matches and
@@ -96,13 +96,10 @@ type Store interface {
 	DeleteSessions(ctx context.Context, userID uuid.UUID, m SessionMatch) (int, error)
 	// ListUserSessions returns the live sessions of userID, newest first.
 	ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error)
-	// DeleteExpired deletes the sessions and mailed tokens past their
-	// expiry at now and returns how many sessions it deleted.
-	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 
 	// PeekMailToken returns the live token of purpose and realm with
 	// tokenHash, or ErrTokenNotFound; it changes nothing.
-	PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error)
+	PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash TokenHash, now time.Time) (*MailToken, error)
 }
 
 // Tx is the transaction sign-up, the mailed-token flows and the support
@@ -125,7 +122,7 @@ type Tx interface {
 	// TakeMailToken deletes the token of purpose and realm with tokenHash
 	// and returns it, expired or not; ErrTokenNotFound when there is none.
 	// Of concurrent callers at most one gets the token.
-	TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string) (*MailToken, error)
+	TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash TokenHash) (*MailToken, error)
 
 	// SupersedeProfileChanges ends the user's pending profile changes and
 	// kills their confirmation tokens.
@@ -138,8 +135,8 @@ type Tx interface {
 type SessionMatch struct {
 	// ID, when set, picks only that session.
 	ID uuid.UUID
-	// TokenHash, when set, picks only the session with that token hash.
-	TokenHash string
+	// TokenHash, when not zero, picks only the session with that token hash.
+	TokenHash TokenHash
 	// Except, when set, leaves that session out.
 	Except uuid.UUID
 }
@@ -253,22 +250,33 @@ func (s *Service) Accounts() *account.Service { return s.accounts }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
-// NewToken returns a fresh random token and the hex SHA-256 that is stored.
-func NewToken() (token, hash string, err error) {
+// NewToken returns a fresh random token and the SHA-256 that is stored.
+func NewToken() (token string, hash TokenHash, err error) {
 	var raw [tokenBytes]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", "", fmt.Errorf("generate token: %w", err)
+		return "", TokenHash{}, fmt.Errorf("generate token: %w", err)
 	}
 	token = base64.RawURLEncoding.EncodeToString(raw[:])
 	return token, HashToken(token), nil
 }
 
-// HashToken returns the hex SHA-256 of a token: the form in which session
-// and confirmation tokens are stored and looked up.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
+// TokenHash is the SHA-256 digest of a session or mailed token: the form in
+// which they are stored and looked up. It is kept as the 32 bytes
+// themselves, not as hex, so the unique index over every session holds
+// half as many bytes per entry.
+type TokenHash [sha256.Size]byte
+
+// HashToken returns the digest of a token.
+func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
+
+// Equal reports whether h and o are the same digest, in constant time, so
+// that comparing a presented token's hash with a stored one reveals
+// nothing through its timing.
+func (h TokenHash) Equal(o TokenHash) bool { return subtle.ConstantTimeCompare(h[:], o[:]) == 1 }
+
+// IsZero reports whether h is the zero value, which no token hashes to:
+// "no hash given".
+func (h TokenHash) IsZero() bool { return h == TokenHash{} }
 
 // newSession builds a session for userID; the caller stores it.
 func (s *Service) newSession(realm account.Realm, userID uuid.UUID, remember bool, client Client) (*Session, string, error) {
@@ -468,7 +476,7 @@ func (s *Service) RevokeSession(ctx context.Context, p *Principal, tokenOrHandle
 		return false, fmt.Errorf("revoke session: %w", err)
 	}
 	s.ended(ctx, p.User.ID, EndedRevoked)
-	return hash == p.Session.TokenHash, nil
+	return hash.Equal(p.Session.TokenHash), nil
 }
 
 // RevokeSessions ends every session of the principal's user.
@@ -496,10 +504,4 @@ func (s *Service) RevokeUserSessions(ctx context.Context, userID uuid.UUID) (int
 	}
 	s.ended(ctx, userID, EndedRevoked)
 	return n, nil
-}
-
-// PruneExpired deletes every expired session and mailed token and returns
-// how many sessions it deleted.
-func (s *Service) PruneExpired(ctx context.Context) (int, error) {
-	return s.store.DeleteExpired(ctx, s.clock())
 }

@@ -38,7 +38,7 @@ type MailToken struct {
 	Realm     account.Realm
 	UserID    uuid.UUID
 	Email     string
-	TokenHash string
+	TokenHash TokenHash
 	ExpiresAt time.Time
 	CreatedAt time.Time
 }
@@ -143,7 +143,7 @@ func (s *Service) issueMailToken(ctx context.Context, t *MailToken, m *mail.Outg
 
 // takeMailToken consumes the token of purpose and realm with tokenHash
 // inside tx: ErrTokenNotFound when it is unknown, used or expired at now.
-func takeMailToken(ctx context.Context, tx Tx, purpose string, realm account.Realm, tokenHash string, now time.Time) (*MailToken, error) {
+func takeMailToken(ctx context.Context, tx Tx, purpose string, realm account.Realm, tokenHash TokenHash, now time.Time) (*MailToken, error) {
 	t, err := tx.TakeMailToken(ctx, purpose, realm, tokenHash)
 	if err != nil {
 		return nil, err
@@ -302,7 +302,7 @@ func (s *Service) ResetPassword(ctx context.Context, realm account.Realm, token,
 // signs the user out everywhere, supersedes the user's pending profile
 // changes (queued, perhaps, by whoever the reset locks out), kills the
 // user's other reset links and enqueues notice, all in tx.
-func resetPassword(ctx context.Context, tx Tx, realm account.Realm, tokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error {
+func resetPassword(ctx context.Context, tx Tx, realm account.Realm, tokenHash TokenHash, passwordHash string, now time.Time, notice *mail.Outgoing) error {
 	t, err := takeMailToken(ctx, tx, PurposeResetPassword, realm, tokenHash, now)
 	if err != nil {
 		return err

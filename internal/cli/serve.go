@@ -13,6 +13,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/config"
+	"github.com/towerdefence/platformctl/internal/httpapi"
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -55,15 +56,7 @@ func serve(ctx context.Context, a *app.App) error {
 	if err != nil {
 		return withExit(ExitFailure, fmt.Errorf("listen on %s: %w", a.Config.Addr, err))
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
-	}
+	srv := httpapi.NewServer(handler)
 	// Event streams never go idle by themselves: end them when the drain
 	// starts, so that Shutdown can finish.
 	srv.RegisterOnShutdown(a.Events.Shutdown)

@@ -165,6 +165,11 @@ type Jobs struct {
 	// address or account may have waiting or running.
 	HashWait      time.Duration
 	HashPerClient int
+	// Lease is how long a replica holds a job it claimed unless it renews
+	// the claim (it does, every third of a lease, while the job runs).
+	Lease time.Duration
+	// SweepBatch is the most rows one sweep statement deletes.
+	SweepBatch int
 }
 
 // Source says where the value of the setting named by its environment

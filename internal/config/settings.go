@@ -158,7 +158,7 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseInt(&c.FriendLimit, v) }},
 	{Env: "PLATFORM_LOBBY_IDLE_TIMEOUT", Flag: "lobby-idle-timeout", Group: GroupServer, Type: "duration", Default: "30m", Usage: "a lobby nobody acted in for this long closes",
 		set: func(c *Config, v string) error { return parseDuration(&c.LobbyIdleTimeout, v) }},
-	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, per hour (0: no limit)",
+	{Env: "PLATFORM_PROFILE_RATE_LIMIT", Flag: "profile-rate-limit", Group: GroupServer, Type: "uint", Default: "5", Usage: "profile change requests per user, and confirmation mails per address, in any hour; a spent budget comes back one an hour (0: no limit)",
 		set: func(c *Config, v string) error {
 			var n uint32
 			if err := parseUint32(&n, v); err != nil || n > 10000 {
@@ -221,6 +221,10 @@ var settings = []Setting{
 			}
 			return nil
 		}},
+	{Env: "PLATFORM_JOB_LEASE", Flag: "job-lease", Group: GroupServer, Type: "duration", Default: "1m", Usage: "how long a replica holds a background job without renewing its claim; a killed replica's job is taken over after it (1s-1h)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.Jobs.Lease, v, time.Second, time.Hour) }},
+	{Env: "PLATFORM_SWEEP_BATCH", Flag: "sweep-batch", Group: GroupServer, Type: "int", Default: "10000", Usage: "most rows one sweep statement deletes, each batch its own transaction (100-10000)",
+		set: func(c *Config, v string) error { return parseIntIn(&c.Jobs.SweepBatch, v, 100, 10000) }},
 }
 
 // parseIntIn parses an integer from lo to hi.

@@ -6,8 +6,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/urfave/negroni/v3"
-
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -135,33 +133,31 @@ func blockedSegment(p string) (string, bool) {
 	return "", false
 }
 
-// guardAuthPaths runs before routing, for every method: a blocked account
-// mutation path answers 404 ACCOUNT_MUTATION_BLOCKED naming the profile
-// endpoint to use, whatever variant of the path was sent. Any other
-// unclean path under /api/auth (doubled slashes, dot segments, even ones
-// that climb out of it) answers 404 as better-auth's router does, instead
-// of the mux's redirect to the cleaned path.
-func guardAuthPaths() negroni.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-		v := inspectAuthPath(r.URL.EscapedPath())
-		if !v.under {
-			next(w, r)
-			return
-		}
-		if target, blocked := v.use, v.blocked; blocked {
-			respond(w, http.StatusNotFound, errorBody{
-				Code:    codeAccountMutationBlocked,
-				Message: "Account changes are not made here; use " + target + ", which confirms the change by email",
-				Details: map[string]any{"use": target},
-			})
-			return
-		}
-		if r.URL.Path != path.Clean(r.URL.Path) {
-			respond(w, http.StatusNotFound, errorBody{Code: platform.CodeNotFound, Message: "no such route"})
-			return
-		}
-		next(w, r)
+// guardAuthPath runs before routing, for every method, and reports
+// whether it answered: a blocked account mutation path answers 404
+// ACCOUNT_MUTATION_BLOCKED naming the profile endpoint to use, whatever
+// variant of the path was sent. Any other unclean path under /api/auth
+// (doubled slashes, dot segments, even ones that climb out of it) answers
+// 404 as better-auth's router does, instead of the mux's redirect to the
+// cleaned path.
+func guardAuthPath(w http.ResponseWriter, r *http.Request) bool {
+	v := inspectAuthPath(r.URL.EscapedPath())
+	if !v.under {
+		return false
 	}
+	if target, blocked := v.use, v.blocked; blocked {
+		respond(w, http.StatusNotFound, errorBody{
+			Code:    codeAccountMutationBlocked,
+			Message: "Account changes are not made here; use " + target + ", which confirms the change by email",
+			Details: map[string]any{"use": target},
+		})
+		return true
+	}
+	if r.URL.Path != path.Clean(r.URL.Path) {
+		respond(w, http.StatusNotFound, errorBody{Code: platform.CodeNotFound, Message: "no such route"})
+		return true
+	}
+	return false
 }
 
 func underAuth(normalized string) bool {

@@ -9,8 +9,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/urfave/negroni/v3"
 )
 
 // TestRequestDeadlineAnswers503 checks that a handler whose wait outlives
@@ -27,8 +25,7 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 			respond(w, http.StatusOK, map[string]bool{"late": true})
 		}
 	})
-	n := negroni.New(withRequestContext(50*time.Millisecond, isStream))
-	n.UseHandler(mux)
+	n := &stack{log: log, timeout: 50 * time.Millisecond, long: isStream, mux: mux}
 
 	start := time.Now()
 	rec := httptest.NewRecorder()

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/negroni/v3"
-
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -45,9 +43,7 @@ func testStack() http.Handler {
 	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
 		respondErr(w, r, log, io.ErrUnexpectedEOF)
 	})
-	n := negroni.New(withRequestContext(0, isStream), accessLog(log), recoverPanics(log), limitBody(maxBodyBytes))
-	n.UseHandler(jsonMuxErrors(mux))
-	return n
+	return &stack{log: log, long: isStream, mux: mux}
 }
 
 func TestDecodeAndErrorModel(t *testing.T) {

@@ -6,9 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"time"
-
-	"github.com/urfave/negroni/v3"
+	"strings"
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -46,24 +44,66 @@ type Deps struct {
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
-// middleware stack.
+// middleware stack (see stack).
 func NewHandler(d Deps) http.Handler {
-	mux := http.NewServeMux()
-	addRoutes(mux, d)
-
-	n := negroni.New()
-	var timeout time.Duration
+	routes := &routeTable{ServeMux: http.NewServeMux()}
+	addRoutes(routes, d)
+	s := &stack{log: d.Log, long: isStream, mux: routes.ServeMux}
 	if d.Config != nil {
-		timeout = d.Config.RequestTimeout
+		s.timeout = d.Config.RequestTimeout
 	}
-	n.Use(withRequestContext(timeout, isStream))
-	n.Use(accessLog(d.Log))
-	n.Use(recoverPanics(d.Log))
-	n.Use(limitBody(maxBodyBytes))
 	if d.Metrics != nil {
-		n.Use(d.Metrics.middleware())
+		s.metrics = d.Metrics.forRoutes(routes.patterns())
 	}
-	n.Use(guardAuthPaths())
-	n.UseHandler(jsonMuxErrors(mux))
-	return n
+	s.exact = routes.exactRoutes(s.metrics)
+	return s
+}
+
+// routeTable is the mux, remembering the routes registered on it: the
+// metrics set up each route's series once, and the routes whose pattern
+// is a method and a path without wildcards are found by the path alone
+// (see stack.exactRoute).
+type routeTable struct {
+	*http.ServeMux
+	routes []exactRoute
+}
+
+// Handle registers h for pattern.
+func (t *routeTable) Handle(pattern string, h http.Handler) {
+	t.ServeMux.Handle(pattern, h)
+	t.routes = append(t.routes, exactRoute{pattern: pattern, handler: h})
+}
+
+func (t *routeTable) patterns() []string {
+	p := make([]string, len(t.routes))
+	for i, rt := range t.routes {
+		p[i] = rt.pattern
+	}
+	return p
+}
+
+// exactRoute is a registered route; in the stack's table of exact routes,
+// one whose pattern is a method and a path without wildcards, a trailing
+// slash (a subtree) or a host.
+type exactRoute struct {
+	method, pattern string
+	handler         http.Handler
+	metrics         *routeMetrics // nil without metrics
+}
+
+// exactRoutes returns the exact routes by path.
+func (t *routeTable) exactRoutes(metrics *routeMetricsTable) map[string][]exactRoute {
+	exact := map[string][]exactRoute{}
+	for _, rt := range t.routes {
+		method, path, ok := strings.Cut(rt.pattern, " ")
+		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "{") {
+			continue
+		}
+		rt.method = method
+		if metrics != nil {
+			rt.metrics = metrics.routes[rt.pattern]
+		}
+		exact[path] = append(exact[path], rt)
+	}
+	return exact
 }

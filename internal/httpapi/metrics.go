@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/urfave/negroni/v3"
 )
 
 // Metrics counts requests by route, method and status. Labelling by the
@@ -15,10 +13,10 @@ import (
 // matter what paths clients send; the route label is the pattern's path
 // alone ("/api/player/lobbies/{id}"), since the method has its own label.
 //
-// promhttp's InstrumentHandler* middleware would need one curried vector
-// per route, wrapped around each route at registration; one middleware in
-// front of the mux reads the matched pattern after the fact instead, with
-// the same metric names and types.
+// promhttp's InstrumentHandler* middleware would wrap every route in its
+// own handler and writer; the stack reads the matched pattern after the
+// mux instead and keeps each route's series at hand (routeMetricsTable),
+// with the same metric names and types.
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -41,16 +39,105 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// middleware must sit directly in front of the mux: the mux records the
-// matched pattern on the very *http.Request it is handed.
-func (m *Metrics) middleware() negroni.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-		start := time.Now()
-		next(w, r)
-		route := routeLabel(r.Pattern)
-		m.requests.WithLabelValues(route, r.Method, statusLabel(w.(negroni.ResponseWriter).Status())).Inc()
-		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+// routeMetricsTable holds the series of every registered route, by mux
+// pattern, made when the routes are registered and only read afterwards.
+// Finding a vector's child by label values hashes the values and takes
+// the vector's lock on every request; a route's entry keeps its children
+// once it has them.
+type routeMetricsTable struct {
+	m      *Metrics
+	routes map[string]*routeMetrics // "" is the requests no route matched
+}
+
+func (m *Metrics) forRoutes(patterns []string) *routeMetricsTable {
+	t := &routeMetricsTable{m: m, routes: make(map[string]*routeMetrics, len(patterns)+1)}
+	t.routes[""] = &routeMetrics{route: routeLabel(""), method: "GET"}
+	for _, p := range patterns {
+		method, _, ok := strings.Cut(p, " ")
+		if !ok {
+			method = "" // a pattern for every method
+		}
+		t.routes[p] = &routeMetrics{route: routeLabel(p), method: method}
 	}
+	return t
+}
+
+// observe counts a request and records its duration. Patterns the table
+// does not know (the mux names a redirect's target path) look their
+// series up each time.
+func (t *routeMetricsTable) observe(pattern, method string, status int, seconds float64) {
+	rm := t.routes[pattern]
+	if rm == nil {
+		route := routeLabel(pattern)
+		t.m.requests.WithLabelValues(route, method, statusLabel(status)).Inc()
+		t.m.duration.WithLabelValues(route).Observe(seconds)
+		return
+	}
+	rm.observe(t.m, method, status, seconds)
+}
+
+// routeMetrics are one route's series. They are made on the route's
+// first request, as looking them up by label values would, so that
+// /metrics lists no series for routes nobody called.
+type routeMetrics struct {
+	route  string
+	method string // the pattern's method; other methods (HEAD) look theirs up
+	timing atomic.Pointer[observerRef]
+	counts [len(countedStatuses)]atomic.Pointer[counterRef]
+}
+
+func (rm *routeMetrics) observe(m *Metrics, method string, status int, seconds float64) {
+	rm.counter(m, method, status).Inc()
+	rm.observer(m).Observe(seconds)
+}
+
+type observerRef struct{ prometheus.Observer }
+
+type counterRef struct{ prometheus.Counter }
+
+func (rm *routeMetrics) observer(m *Metrics) prometheus.Observer {
+	if o := rm.timing.Load(); o != nil {
+		return o.Observer
+	}
+	o := &observerRef{m.duration.WithLabelValues(rm.route)}
+	rm.timing.Store(o) // a race stores the same child twice
+	return o.Observer
+}
+
+func (rm *routeMetrics) counter(m *Metrics, method string, status int) prometheus.Counter {
+	slot := statusSlot(status)
+	if method != rm.method || slot < 0 {
+		return m.requests.WithLabelValues(rm.route, method, statusLabel(status))
+	}
+	if c := rm.counts[slot].Load(); c != nil {
+		return c.Counter
+	}
+	c := &counterRef{m.requests.WithLabelValues(rm.route, method, statusLabel(status))}
+	rm.counts[slot].Store(c)
+	return c.Counter
+}
+
+// countedStatuses are the statuses this API answers with, whose counters
+// each route keeps at hand; any other status is looked up each time.
+var countedStatuses = [...]int{200, 201, 204, 301, 302, 303, 304, 307, 308,
+	400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 429, 500, 502, 503, 504}
+
+// statusSlots maps a status to its index in countedStatuses, or -1.
+var statusSlots = func() (s [600]int8) {
+	for i := range s {
+		s[i] = -1
+	}
+	for i, st := range countedStatuses {
+		s[st] = int8(i)
+	}
+	return s
+}()
+
+func statusSlot(status int) int {
+	if status < 0 || status >= len(statusSlots) {
+		return -1
+	}
+	return int(statusSlots[status])
 }
 
 // routeLabel is the path of a mux pattern ("GET /api/x" -> "/api/x"), or

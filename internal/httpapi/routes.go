@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"net/http"
-
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -10,8 +8,8 @@ import (
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
-// Allow (see jsonMuxErrors).
-func addRoutes(mux *http.ServeMux, d Deps) {
+// Allow (see exchange.WriteHeader).
+func addRoutes(mux *routeTable, d Deps) {
 	mux.Handle("GET /api", handleHello())
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
@@ -42,7 +40,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the
-	// mux: guardAuthPaths answers them first, for every method and variant.
+	// mux: guardAuthPath answers them first, for every method and variant.
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmPlayer), account.RealmPlayer)
 	addAuthRoutes(mux, d, auth.MountPath(account.RealmAdmin), account.RealmAdmin)
 	addAuthRoutes(mux, d, "/api/auth", account.RealmPlayer)
@@ -61,7 +59,7 @@ func addRoutes(mux *http.ServeMux, d Deps) {
 // addAuthRoutes lists the routes of one authentication mount. Only the
 // player realm has sign-up: administrators are created by
 // `platformctl admin create`.
-func addAuthRoutes(mux *http.ServeMux, d Deps, mount string, realm account.Realm) {
+func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	if realm == account.RealmPlayer {
 		mux.Handle("POST "+mount+"/sign-up/email", handleSignUp(d, realm))
 	}

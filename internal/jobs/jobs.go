@@ -1,11 +1,14 @@
 // Package jobs runs the periodic work of the service (sweeps of expired
 // and old rows, idle lobbies, overdue mail) so that, however many replicas
-// serve one database, each period of each job runs once: a replica runs a
-// job only after claiming its period in the database.
+// serve one database, each period of each job runs once, and never two
+// runs of a job at the same time: a replica runs a job only while it holds
+// the job's lease in the database.
 package jobs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,7 +18,9 @@ import (
 
 // Job is one periodic task. Run does one pass and returns how many rows it
 // removed or changed; with dryRun it only counts them. A job whose Run
-// cannot count without acting sets NoDryRun, and a dry run skips it.
+// cannot count without acting sets NoDryRun, and a dry run skips it. Run
+// must stop soon after its ctx is done and be safe to run again after
+// stopping anywhere: a run cut short is finished by the next one.
 type Job struct {
 	Name     string
 	Every    time.Duration
@@ -23,36 +28,60 @@ type Job struct {
 	Run      func(ctx context.Context, dryRun bool) (int, error)
 }
 
-// Claims is where replicas agree who runs a period of a job.
+// Claims is where replicas agree who runs a job. Times are the callers'
+// clocks, so replicas' clocks must agree to well within a lease.
 type Claims interface {
-	// Claim takes job's period that is due at now for holder, and reports
-	// whether this caller got it.
-	Claim(ctx context.Context, job, holder string, every time.Duration, now time.Time) (bool, error)
-	// Finished records what a run removed.
-	Finished(ctx context.Context, job string, removed int) error
+	// Claim takes job for holder, leased until now+lease, when its next
+	// period is due at now and no other lease on it is live, and reports
+	// whether this caller got it. Of replicas asking at once, one does.
+	Claim(ctx context.Context, job, holder string, lease time.Duration, now time.Time) (bool, error)
+	// Renew moves holder's live lease on job to now+lease, and reports
+	// false when holder no longer holds a live lease.
+	Renew(ctx context.Context, job, holder string, lease time.Duration, now time.Time) (bool, error)
+	// Finish ends holder's lease on job and adds removed to its total. A
+	// non-zero next is when the next period is due; a zero next leaves the
+	// job due, so the next claimant finishes what this run left.
+	Finish(ctx context.Context, job, holder string, removed int, next time.Time) error
 }
+
+// DefaultLease is how long a claim holds a job without being renewed.
+const DefaultLease = time.Minute
 
 // Runner runs a list of jobs.
 type Runner struct {
 	jobs   []Job
 	claims Claims
+	lease  time.Duration
 	log    *slog.Logger
 	now    func() time.Time
 	holder string
 }
 
-// New returns a runner of jobs; holder names this process in the claims.
-func New(jobs []Job, claims Claims, log *slog.Logger, now func() time.Time) *Runner {
+// New returns a runner of jobs whose claims last lease (DefaultLease when
+// zero) unless renewed. Its holder name is the host, the process id and a
+// random part, so that two runners never take one another's leases.
+func New(jobs []Job, claims Claims, lease time.Duration, log *slog.Logger, now func() time.Time) *Runner {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
 	host, _ := os.Hostname()
-	return &Runner{jobs: jobs, claims: claims, log: log, now: now, holder: fmt.Sprintf("%s/%d", host, os.Getpid())}
+	var tag [4]byte
+	rand.Read(tag[:])
+	return &Runner{jobs: jobs, claims: claims, lease: lease, log: log, now: now,
+		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(tag[:]))}
 }
 
 // Jobs returns the jobs in the order they run.
 func (r *Runner) Jobs() []Job { return r.jobs }
 
+// Holder names this runner in the claims.
+func (r *Runner) Holder() string { return r.holder }
+
 // Run runs every job in its own loop until ctx is done. A loop asks for
-// its job's period four times a period, so a period starts at most a
-// quarter late whichever replica takes it.
+// its job four times a period, and at least twice a lease, so a period
+// starts at most a quarter late whichever replica takes it, and a job
+// whose holder died is taken over within half a lease of its lease
+// lapsing.
 func (r *Runner) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, j := range r.jobs {
@@ -62,7 +91,7 @@ func (r *Runner) Run(ctx context.Context) {
 }
 
 func (r *Runner) loop(ctx context.Context, j Job) {
-	tick := time.NewTicker(max(j.Every/4, 10*time.Millisecond))
+	tick := time.NewTicker(max(min(j.Every/4, r.lease/2), 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		r.tryOnce(ctx, j)
@@ -74,24 +103,89 @@ func (r *Runner) loop(ctx context.Context, j Job) {
 	}
 }
 
-// tryOnce runs j if this replica claims its current period.
+// tryOnce runs j if this replica claims it, renewing the lease while the
+// run lasts.
 func (r *Runner) tryOnce(ctx context.Context, j Job) {
-	ok, err := r.claims.Claim(ctx, j.Name, r.holder, j.Every, r.now())
+	claimed := r.now()
+	ok, err := r.claims.Claim(ctx, j.Name, r.holder, r.lease, claimed)
 	if err != nil || !ok {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("claim job", "job", j.Name, "error", err)
 		}
 		return
 	}
-	n, err := j.Run(ctx, false)
-	if err != nil && ctx.Err() == nil {
+	runCtx, stop := r.keepLease(ctx, j.Name, claimed)
+	n, err := j.Run(runCtx, false)
+	cut := runCtx.Err() != nil
+	stop()
+	if err != nil && !cut {
 		r.log.Warn("job failed", "job", j.Name, "removed", n, "error", err)
 	}
 	if n > 0 {
-		r.log.Info("job ran", "job", j.Name, "removed", n)
-		if err := r.claims.Finished(ctx, j.Name, n); err != nil && ctx.Err() == nil {
-			r.log.Warn("record job", "job", j.Name, "error", err)
+		r.log.Info("job ran", "job", j.Name, "removed", n, "cut_short", cut)
+	}
+	// A run that ended, even failing, waits for the next period; one cut
+	// short (shutdown, lease lost) leaves the job due for the next claimant.
+	next := claimed.Add(j.Every)
+	if cut {
+		next = time.Time{}
+	}
+	// Released even when ctx is done, so a replica stopping hands the job
+	// over at once rather than after its lease.
+	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.claims.Finish(finishCtx, j.Name, r.holder, n, next); err != nil {
+		r.log.Warn("finish job", "job", j.Name, "error", err)
+	}
+}
+
+// keepLease renews the lease on job, claimed at claimed, every third of
+// a lease, and returns a context for the run that is cancelled when the
+// lease is lost or lapses unrenewed (the database unreachable), so a run
+// does not go on once another replica may hold the job. stop ends the
+// renewals.
+func (r *Runner) keepLease(ctx context.Context, job string, claimed time.Time) (runCtx context.Context, stop func()) {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		until := claimed.Add(r.lease)
+		for {
+			timer := time.NewTimer(min(r.lease/3, until.Sub(r.now())))
+			select {
+			case <-done:
+				timer.Stop()
+				return
+			case <-runCtx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			now := r.now()
+			if !now.Before(until) {
+				r.log.Warn("job lease lapsed unrenewed; stopping the run", "job", job)
+				cancel()
+				return
+			}
+			held, err := r.claims.Renew(runCtx, job, r.holder, r.lease, now)
+			switch {
+			case err != nil: // tried again until the lease lapses
+				if runCtx.Err() == nil {
+					r.log.Warn("renew job lease", "job", job, "error", err)
+				}
+			case !held:
+				r.log.Warn("job lease lost; stopping the run", "job", job)
+				cancel()
+				return
+			default:
+				until = now.Add(r.lease)
+			}
 		}
+	})
+	return runCtx, func() {
+		close(done)
+		wg.Wait()
+		cancel()
 	}
 }
 

@@ -12,7 +12,6 @@ package profile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // Type names what a change changes.
@@ -179,15 +179,6 @@ type Tx interface {
 	RevokeSessions(ctx context.Context, userID uuid.UUID) (int, error)
 	EnqueueMail(ctx context.Context, m *mail.Outgoing) error
 	InsertAudit(ctx context.Context, e *audit.Entry) error
-
-	// DropStalePasswordHashes drops the new password hash of pending
-	// changes untouched since before.
-	DropStalePasswordHashes(ctx context.Context, before time.Time) error
-	// DeleteChanges deletes the changes (with their tokens) untouched
-	// since before and returns how many.
-	DeleteChanges(ctx context.Context, before time.Time) (int, error)
-	// DeleteRateEvents deletes the rate-limit events from before before.
-	DeleteRateEvents(ctx context.Context, before time.Time) error
 }
 
 // Store persists pending changes and tokens.
@@ -196,10 +187,13 @@ type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Token returns a token and its change, or nil, nil, nil.
 	Token(ctx context.Context, hash string) (*Token, *Change, error)
-	// HitRateLimit records one event under each key, unless some key
-	// already had limit events within window before now; then it records
-	// nothing and returns how long until that key has room again.
-	HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error)
+}
+
+// Limiter counts one attempt against every check, all or nothing, in a
+// count every replica shares (store.RateLimits); when a check is over its
+// rule it counts nothing and returns false with the wait.
+type Limiter interface {
+	Allow(ctx context.Context, now time.Time, checks ...ratelimit.Check) (bool, time.Duration, error)
 }
 
 // Accounts is what the service needs from the account package.
@@ -222,9 +216,11 @@ type Options struct {
 	// TokenTTL is how long each emailed token works (each step gets its own).
 	TokenTTL time.Duration
 	// RateLimit caps request-* calls per user and confirmation mails per
-	// recipient address within RateWindow.
+	// recipient address within RateWindow, counted by Limiter (required
+	// when RateLimit is set).
 	RateLimit  int
 	RateWindow time.Duration
+	Limiter    Limiter
 	// Watcher hears that a password change ended the user's sessions;
 	// nil ignores it.
 	Watcher SessionWatcher
@@ -246,8 +242,8 @@ type Service struct {
 	audit    *audit.Log
 	tokenKey []byte
 	ttl      time.Duration
-	limitN   int
-	window   time.Duration
+	limiter  Limiter
+	rule     ratelimit.Rule
 	watcher  SessionWatcher
 	now      func() time.Time
 }
@@ -264,6 +260,9 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 	if opts.RateWindow <= 0 {
 		opts.RateWindow = time.Hour
 	}
+	if opts.RateLimit > 0 && opts.Limiter == nil {
+		return nil, errors.New("profile: a rate limit needs a limiter")
+	}
 	if wake == nil {
 		wake = func() {}
 	}
@@ -276,11 +275,25 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 		audit:    auditLog,
 		tokenKey: tokenKey(opts.Secret),
 		ttl:      opts.TokenTTL,
-		limitN:   opts.RateLimit,
-		window:   opts.RateWindow,
+		limiter:  opts.Limiter,
+		rule:     requestRule(opts.RateLimit, opts.RateWindow),
 		watcher:  opts.Watcher,
 		now:      now,
 	}, nil
+}
+
+// requestRule is "n requests per window" as the shared limiter counts it: a
+// burst of n, then one more each window. So, as with the sliding window
+// this replaced, no window ever holds more than n requests, and the
+// Retry-After of a spent burst is the time until its first request is a
+// window old; a budget spent comes back one request a window rather than
+// all at once. (The rule "n per window" would refill one every
+// window/n, letting up to 2n through in a window.)
+func requestRule(n int, window time.Duration) ratelimit.Rule {
+	if n <= 0 {
+		return ratelimit.Rule{}
+	}
+	return ratelimit.Rule{Limit: n, Window: time.Duration(n) * window}
 }
 
 // clock returns the time in UTC at millisecond precision, which both
@@ -288,29 +301,6 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
 // Retention is how long finished and abandoned changes, and their tokens,
-// stay around for `token inspect`.
+// stay around for `token inspect`; the old-profile-changes job deletes
+// them after that.
 const Retention = 30 * 24 * time.Hour
-
-// Prune keeps the tables small and drops secrets nobody can use any more:
-// the new password hash of a change whose tokens have all expired, and
-// every change older than Retention. serve runs it hourly.
-func (s *Service) Prune(ctx context.Context) (int, error) {
-	now := s.clock()
-	n := 0
-	err := s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		// A pending change untouched for a token's life has only expired
-		// tokens: its new password hash will never be used.
-		if err := tx.DropStalePasswordHashes(ctx, now.Add(-s.ttl)); err != nil {
-			return err
-		}
-		var err error
-		if n, err = tx.DeleteChanges(ctx, now.Add(-Retention)); err != nil {
-			return err
-		}
-		return tx.DeleteRateEvents(ctx, now.Add(-s.window))
-	})
-	if err != nil {
-		return 0, fmt.Errorf("prune profile changes: %w", err)
-	}
-	return n, nil
-}

@@ -2,8 +2,6 @@ package profile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 )
 
 // ProfileChangeInput is the body of request-profile-change.
@@ -218,28 +217,31 @@ func emailFree(email string) func(context.Context, Tx, *account.User) error {
 }
 
 // userKey counts request-* calls of a user.
-func userKey(id uuid.UUID) string { return "user:" + id.String() }
+func userKey(id uuid.UUID) string { return "profile|user|" + id.String() }
 
-// recipientKey counts confirmation mails to an address. The address is
-// hashed so the rate table holds no addresses.
-func recipientKey(addr string) string {
-	sum := sha256.Sum256([]byte(account.NormalizeEmail(addr)))
-	return "rcpt:" + hex.EncodeToString(sum[:16])
-}
+// recipientKey counts confirmation mails to an address; the limiter keeps
+// only a hash of the key, so the rate table holds no addresses.
+func recipientKey(addr string) string { return "profile|rcpt|" + account.NormalizeEmail(addr) }
 
-// limit counts one event under each key, or refuses with RATE_LIMITED and
-// the wait when any key is at its hourly limit (then nothing is counted).
+// limit counts one request under each key, or refuses with RATE_LIMITED and
+// the wait when any key has spent its budget (then nothing is counted).
+// When the counts cannot be read the request is refused with the error:
+// a limit that fails open is no limit.
 func (s *Service) limit(ctx context.Context, keys ...string) error {
-	if s.limitN <= 0 {
+	if s.rule.Off() {
 		return nil
 	}
-	wait, err := s.store.HitRateLimit(ctx, keys, s.limitN, s.window, s.clock())
+	checks := make([]ratelimit.Check, len(keys))
+	for i, key := range keys {
+		checks[i] = ratelimit.Check{Key: key, Rule: s.rule}
+	}
+	ok, wait, err := s.limiter.Allow(ctx, s.now(), checks...)
 	if err != nil {
 		return fmt.Errorf("rate limit: %w", err)
 	}
-	if wait > 0 {
+	if !ok {
 		return &platform.Error{Kind: platform.KindRateLimited, Code: platform.CodeRateLimited,
-			Message: "Too many requests. Please try again later.", RetryAfter: wait}
+			Message: "Too many requests. Please try again later.", RetryAfter: max(wait, time.Second)}
 	}
 	return nil
 }

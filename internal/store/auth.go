@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,7 +17,7 @@ type sessionRow struct {
 	bun.BaseModel `bun:"table:sessions"`
 
 	ID        uuid.UUID `bun:"id,pk"`
-	TokenHash string    `bun:"token_hash"`
+	TokenHash []byte    `bun:"token_hash"`
 	UserID    uuid.UUID `bun:"user_id"`
 	Realm     string    `bun:"realm"`
 	Remember  bool      `bun:"remember"`
@@ -31,7 +30,7 @@ type sessionRow struct {
 
 func sessionToRow(s *auth.Session) *sessionRow {
 	return &sessionRow{
-		ID: s.ID, TokenHash: s.TokenHash, UserID: s.UserID, Realm: string(s.Realm), Remember: s.Remember,
+		ID: s.ID, TokenHash: s.TokenHash[:], UserID: s.UserID, Realm: string(s.Realm), Remember: s.Remember,
 		ExpiresAt: s.ExpiresAt.UTC(), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
 		IPAddress: s.IPAddress, UserAgent: s.UserAgent,
 	}
@@ -39,7 +38,7 @@ func sessionToRow(s *auth.Session) *sessionRow {
 
 func (r *sessionRow) session() auth.Session {
 	return auth.Session{
-		ID: r.ID, TokenHash: r.TokenHash, UserID: r.UserID, Realm: account.Realm(r.Realm), Remember: r.Remember,
+		ID: r.ID, TokenHash: storedHash(r.TokenHash), UserID: r.UserID, Realm: account.Realm(r.Realm), Remember: r.Remember,
 		ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		IPAddress: r.IPAddress, UserAgent: r.UserAgent,
 	}
@@ -69,6 +68,14 @@ func (s *SessionStore) InTx(ctx context.Context, fn func(ctx context.Context, tx
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
 
+// storedHash is a token_hash column's value as the digest it holds. The
+// columns' CHECK constraints hold them to 32 bytes.
+func storedHash(b []byte) auth.TokenHash {
+	var h auth.TokenHash
+	copy(h[:], b)
+	return h
+}
+
 // InsertSession implements auth.Store.
 func (s *SessionStore) InsertSession(ctx context.Context, sess *auth.Session) error {
 	return insertSession(ctx, s.db.bun, sess)
@@ -90,7 +97,7 @@ func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
 // directly (prepared once per connection, scanned without database/sql's
 // per-row reflection), on SQLite on database/sql with its one argument
 // bound.
-func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string) (*auth.Session, *account.User, error) {
+func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash auth.TokenHash) (*auth.Session, *account.User, error) {
 	var r lookupRow
 	var err error
 	if s.db.dialect == Postgres {
@@ -98,12 +105,12 @@ func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash string)
 		err = eachPgx(ctx, s.db.bun.DB, func(row rowScanner) error {
 			found = true
 			return row.Scan(r.dest()...)
-		}, s.lookupSQL, []any{tokenHash})
+		}, s.lookupSQL, []any{tokenHash[:]})
 		if err == nil && !found {
 			err = sql.ErrNoRows
 		}
 	} else {
-		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash).Scan(r.dest()...)
+		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash[:]).Scan(r.dest()...)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.ErrSessionNotFound
@@ -140,7 +147,7 @@ func (r *lookupRow) dest() []any {
 	return r.dests[:]
 }
 
-func (r *lookupRow) result(tokenHash string) (*auth.Session, *account.User) {
+func (r *lookupRow) result(tokenHash auth.TokenHash) (*auth.Session, *account.User) {
 	sess := &auth.Session{
 		ID: r.sessionID, UserID: r.userID, Realm: account.Realm(r.sessionRealm), Remember: r.remember,
 		ExpiresAt: r.expiresAt.UTC(), CreatedAt: r.sessionCreated.UTC(), UpdatedAt: r.sessionUpdated.UTC(),
@@ -192,8 +199,8 @@ func deleteSessions(ctx context.Context, idb bun.IDB, userID uuid.UUID, m auth.S
 	if m.ID != uuid.Nil {
 		q = q.Where("id = ?", m.ID)
 	}
-	if m.TokenHash != "" {
-		q = q.Where("token_hash = ?", m.TokenHash)
+	if !m.TokenHash.IsZero() {
+		q = q.Where("token_hash = ?", m.TokenHash[:])
 	}
 	if m.Except != uuid.Nil {
 		q = q.Where("id <> ?", m.Except)
@@ -222,28 +229,11 @@ func (s *SessionStore) ListUserSessions(ctx context.Context, userID uuid.UUID, n
 	return out, nil
 }
 
-// DeleteExpired implements auth.Store.
-func (s *SessionStore) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	res, err := s.db.bun.NewDelete().Model((*sessionRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
-	if err != nil {
-		return 0, mapError(fmt.Errorf("prune sessions: %w", err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, err
-	}
-	_, err = s.db.bun.NewDelete().Model((*authTokenRow)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
-	if err != nil {
-		return int(n), mapError(fmt.Errorf("prune mailed tokens: %w", err))
-	}
-	return int(n), nil
-}
-
 type authTokenRow struct {
 	bun.BaseModel `bun:"table:auth_tokens"`
 
 	ID        uuid.UUID `bun:"id,pk"`
-	TokenHash string    `bun:"token_hash"`
+	TokenHash []byte    `bun:"token_hash"`
 	Purpose   string    `bun:"purpose"`
 	Realm     string    `bun:"realm"`
 	UserID    uuid.UUID `bun:"user_id"`
@@ -255,14 +245,14 @@ type authTokenRow struct {
 func (r *authTokenRow) token() *auth.MailToken {
 	return &auth.MailToken{
 		ID: r.ID, Purpose: r.Purpose, Realm: account.Realm(r.Realm), UserID: r.UserID, Email: r.Email,
-		TokenHash: r.TokenHash, ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(),
+		TokenHash: storedHash(r.TokenHash), ExpiresAt: r.ExpiresAt.UTC(), CreatedAt: r.CreatedAt.UTC(),
 	}
 }
 
 // InsertMailToken implements the store-mailed-token step of auth.Tx.
 func (t Tx) InsertMailToken(ctx context.Context, tok *auth.MailToken) error {
 	row := &authTokenRow{
-		ID: tok.ID, TokenHash: tok.TokenHash, Purpose: tok.Purpose, Realm: string(tok.Realm), UserID: tok.UserID,
+		ID: tok.ID, TokenHash: tok.TokenHash[:], Purpose: tok.Purpose, Realm: string(tok.Realm), UserID: tok.UserID,
 		Email: tok.Email, ExpiresAt: tok.ExpiresAt.UTC(), CreatedAt: tok.CreatedAt.UTC(),
 	}
 	_, err := t.idb.NewInsert().Model(row).Exec(ctx)
@@ -277,10 +267,10 @@ func (t Tx) DeleteMailTokens(ctx context.Context, userID uuid.UUID, purpose stri
 }
 
 // PeekMailToken implements auth.Store.
-func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string, now time.Time) (*auth.MailToken, error) {
+func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash auth.TokenHash, now time.Time) (*auth.MailToken, error) {
 	var row authTokenRow
 	err := s.db.bun.NewSelect().Model(&row).
-		Where("token_hash = ? AND purpose = ? AND realm = ? AND expires_at > ?", tokenHash, purpose, string(realm), now.UTC()).
+		Where("token_hash = ? AND purpose = ? AND realm = ? AND expires_at > ?", tokenHash[:], purpose, string(realm), now.UTC()).
 		Limit(1).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, auth.ErrTokenNotFound
@@ -294,10 +284,10 @@ func (s *SessionStore) PeekMailToken(ctx context.Context, purpose string, realm 
 // TakeMailToken implements the consume-token step of auth.Tx: it deletes
 // the token and returns it, expired or not. The DELETE is what makes the
 // token single-use: of two concurrent consumers only one gets the row.
-func (t Tx) TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash string) (*auth.MailToken, error) {
+func (t Tx) TakeMailToken(ctx context.Context, purpose string, realm account.Realm, tokenHash auth.TokenHash) (*auth.MailToken, error) {
 	var rows []authTokenRow
 	err := t.idb.NewDelete().Model(&rows).
-		Where("token_hash = ? AND purpose = ? AND realm = ?", tokenHash, purpose, string(realm)).
+		Where("token_hash = ? AND purpose = ? AND realm = ?", tokenHash[:], purpose, string(realm)).
 		Returning("*").Scan(ctx)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)

@@ -107,45 +107,57 @@ func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
 	return enqueueMailTx(ctx, s.db.bun, m)
 }
 
-// ClaimDue implements mail.Tx. On PostgreSQL the due row is locked with
-// FOR UPDATE SKIP LOCKED, so concurrent workers each take a different row
-// without waiting; on SQLite the immediate transaction serialises
-// claimers.
+// ClaimDue implements mail.Tx. Every worker runs it on every poll, so its
+// values are sent as parameters (Tx.each): on PostgreSQL one prepared
+// statement serves every claim.
 func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (*mail.Claim, error) {
-	now, until = now.UTC(), until.UTC()
-	lock := ""
-	if t.postgres() {
-		lock = "FOR UPDATE SKIP LOCKED"
+	query, args := claimDueSQL(t.postgres(), worker, now.UTC(), until.UTC())
+	var c *mail.Claim
+	err := t.each(ctx, func(row rowScanner) error {
+		c = &mail.Claim{}
+		var template string
+		err := row.Scan(dbUUID{&c.ID}, &template, &c.To, &c.Payload, &c.Attempt, dbTime{&c.ExpiresAt})
+		c.Template = mail.Template(template)
+		return err
+	}, query, args...)
+	if err != nil {
+		return nil, err
 	}
-	var row mailRow
-	err := t.idb.NewRaw(`UPDATE mail_outbox
+	return c, nil
+}
+
+// claimDueSQL leases the oldest due message, found through
+// mail_outbox_due_idx in due order. On PostgreSQL the due row is locked
+// with FOR UPDATE SKIP LOCKED, so concurrent workers each take a different
+// row without waiting; on SQLite the immediate transaction serialises
+// claimers, and INDEXED BY keeps its statistics-free planner off
+// mail_outbox_status_idx, through which it would read and sort every
+// pending message.
+func claimDueSQL(postgres bool, worker string, now, until time.Time) (string, []any) {
+	index, lock := "INDEXED BY mail_outbox_due_idx", ""
+	if postgres {
+		index, lock = "", "FOR UPDATE SKIP LOCKED"
+	}
+	return `UPDATE mail_outbox
 		SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
 		    next_attempt_at = ?, updated_at = ?
 		WHERE id = (
-			SELECT id FROM mail_outbox
+			SELECT id FROM mail_outbox ` + index + `
 			WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? AND expires_at > ?
 			ORDER BY next_attempt_at
-			LIMIT 1 `+lock+`)
+			LIMIT 1 ` + lock + `)
 		-- Checked again on the row as it is after any concurrent claim.
 		AND status IN ('pending', 'sending') AND next_attempt_at <= ?
 		RETURNING id, template, recipient, payload, attempts, expires_at`,
-		worker, until, until, now, now, now, now).Scan(ctx, &row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, mapError(err)
-	}
-	return &mail.Claim{ID: row.ID, Template: mail.Template(row.Template), To: row.Recipient, Payload: row.Payload,
-		Attempt: row.Attempts, ExpiresAt: row.ExpiresAt.UTC()}, nil
+		[]any{worker, until, until, now, now, now, now}
 }
 
 // AbandonAttempts implements mail.Tx.
 func (t Tx) AbandonAttempts(ctx context.Context, id uuid.UUID, at time.Time, reason string) error {
-	_, err := t.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
+	_, err := t.exec(ctx, `UPDATE mail_attempts SET outcome = ?, finished_at = ?, error = ?
 		WHERE message_id = ? AND outcome = ?`,
-		mail.OutcomeAbandoned, at.UTC(), reason, id, mail.OutcomeSending).Exec(ctx)
-	return mapError(err)
+		mail.OutcomeAbandoned, at.UTC(), reason, id, mail.OutcomeSending)
+	return err
 }
 
 // InsertAttempt implements mail.Tx.
@@ -158,10 +170,10 @@ func (t Tx) InsertAttempt(ctx context.Context, c *mail.Claim) error {
 
 // FinishAttempt implements mail.Tx.
 func (t Tx) FinishAttempt(ctx context.Context, c *mail.Claim, r mail.Result) error {
-	_, err := t.idb.NewRaw(`UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
+	_, err := t.exec(ctx, `UPDATE mail_attempts SET outcome = ?, finished_at = ?, smtp_code = ?, error = ?
 		WHERE message_id = ? AND attempt = ?`,
-		r.Outcome, r.At.UTC(), r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt).Exec(ctx)
-	return mapError(err)
+		r.Outcome, r.At.UTC(), r.SMTPCode, truncate(r.Error, 2000), c.ID, c.Attempt)
+	return err
 }
 
 // SettleMail implements mail.Tx.
@@ -170,13 +182,13 @@ func (t Tx) SettleMail(ctx context.Context, c *mail.Claim, s mail.Settlement) (b
 	if s.DropPayload {
 		payload = "NULL"
 	}
-	res, err := t.idb.NewRaw(`UPDATE mail_outbox
+	res, err := t.exec(ctx, `UPDATE mail_outbox
 		SET status = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
 		    last_error = ?, updated_at = ?, sent_at = ?, payload = `+payload+`
 		WHERE id = ? AND status = 'sending' AND lease_owner = ? AND attempts = ?`,
-		s.Status, s.NextAttemptAt, truncate(s.Error, 2000), s.At, s.SentAt, c.ID, c.Worker, c.Attempt).Exec(ctx)
+		s.Status, s.NextAttemptAt, truncate(s.Error, 2000), s.At, s.SentAt, c.ID, c.Worker, c.Attempt)
 	if err != nil {
-		return false, mapError(err)
+		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err

@@ -19,7 +19,7 @@ const (
 	bunAdoptedTable    = "bun_migrations_adopted"
 )
 
-// sqlQueryer is what both *sql.Conn and *sql.Tx offer.
+// sqlQueryer is what *sql.DB, *sql.Conn and *sql.Tx all offer.
 type sqlQueryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

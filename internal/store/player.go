@@ -138,13 +138,26 @@ func (q playerQ) Edge(ctx context.Context, from, to uuid.UUID) (string, error) {
 	return state, mapError(err)
 }
 
-// EdgePages reads every page in one statement, a UNION ALL of keyset
-// reads that each stop at their LIMIT on social_edges_user_state_idx.
+// EdgePages reads every page in one statement (edgePagesSQL).
 func (q playerQ) EdgePages(ctx context.Context, userID uuid.UUID, pages []player.EdgePage) ([]player.Edge, error) {
 	out := make([]player.Edge, 0, 64)
 	if len(pages) == 0 {
 		return out, nil
 	}
+	query, args := edgePagesSQL(userID, pages)
+	err := q.each(ctx, func(rows rowScanner) error {
+		var e player.Edge
+		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
+		out = append(out, e)
+		return err
+	}, query, args...)
+	return out, err
+}
+
+// edgePagesSQL is a UNION ALL of keyset reads, one per page, that each
+// stop at their LIMIT on social_edges_user_state_idx, joined to the users
+// shown.
+func edgePagesSQL(userID uuid.UUID, pages []player.EdgePage) (string, []any) {
 	branches := make([]string, len(pages))
 	var args []any
 	for i, p := range pages {
@@ -158,14 +171,8 @@ func (q playerQ) EdgePages(ctx context.Context, userID uuid.UUID, pages []player
 		branches[i] = `SELECT * FROM (SELECT e.other_id, e.state, e.since FROM social_edges e
 			WHERE e.user_id = ? AND e.state = ?` + after + ` ORDER BY e.since DESC, e.other_id LIMIT ?) p` + strconv.Itoa(i)
 	}
-	err := q.each(ctx, func(rows rowScanner) error {
-		var e player.Edge
-		err := rows.Scan(append(refDest(&e.Other), &e.State, dbTime{&e.Since})...)
-		out = append(out, e)
-		return err
-	}, `SELECT u.id, u.nickname, u.name, u.image, page.state, page.since
-		FROM (`+strings.Join(branches, " UNION ALL ")+`) page JOIN users u ON u.id = page.other_id`, args...)
-	return out, err
+	return `SELECT u.id, u.nickname, u.name, u.image, page.state, page.since
+		FROM (` + strings.Join(branches, " UNION ALL ") + `) page JOIN users u ON u.id = page.other_id`, args
 }
 
 // refDest lists the scan destinations of the columns id, nickname, name,
@@ -186,21 +193,26 @@ func (q playerQ) CountEdges(ctx context.Context, userID uuid.UUID, state string)
 	return n, mapError(err)
 }
 
+// EdgeCounts counts the player's relationships by state in one
+// index-only pass. Every social page asks for them, so the player's id is
+// sent as a parameter (playerQ.each), not written into the text.
 func (q playerQ) EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error) {
-	var rows []struct {
-		State string `bun:"state"`
-		N     int    `bun:"n"`
-	}
-	err := q.idb.NewRaw("SELECT state, COUNT(*) AS n FROM social_edges WHERE user_id = ? GROUP BY state", userID).Scan(ctx, &rows)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.State] = r.N
-	}
-	return out, nil
+	out := make(map[string]int, len(edgeStates))
+	var (
+		state string
+		n     int
+	)
+	err := q.each(ctx, func(row rowScanner) error {
+		if err := row.Scan(&state, &n); err != nil {
+			return err
+		}
+		out[state] = n
+		return nil
+	}, edgeCountsSQL, userID)
+	return out, err
 }
+
+const edgeCountsSQL = "SELECT state, COUNT(*) AS n FROM social_edges WHERE user_id = ? GROUP BY state"
 
 type memberRow struct {
 	playerRefRow
@@ -272,34 +284,12 @@ func (q playerQ) Members(ctx context.Context, lobbyID uuid.UUID) ([]player.Membe
 	return out, err
 }
 
-// BrowseLobbies reads the lobby browser in one statement: the joinable
-// lobbies, and the viewer's own lobby with its members. The first part
-// applies the visibility rule of player.Service.visible in SQL: open, not
-// idle, not full, public or hosted by a friend, and no block either way.
-// The viewer's friends and blocks are each read once (hashed subplans), so
-// a lobby costs a few hash probes, and hosts are joined only for the page
-// returned. The viewer's own lobby is not listed either; rather than a
-// third subplan, the page is read one lobby longer and the lobby of the
-// second part is dropped from it here.
-//
-// The page is read in list order from lobbies_joinable_idx and stops at
-// its LIMIT. The idle filter is written "(active_at >= ?) IS TRUE" so that
-// PostgreSQL cannot turn it into a range scan of lobbies_live_idx: its
-// statistics always lag behind the newest active_at values, so it would
-// underestimate that range, read every live lobby and sort them.
+// BrowseLobbies reads the lobby browser in one statement
+// (browseLobbiesSQL): the joinable lobbies, and the viewer's own lobby
+// with its members. The viewer's own lobby is not listed either; rather
+// than a third subplan, the page is read one lobby longer and the lobby of
+// the second part is dropped from it here.
 func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*player.LobbyBrowse, error) {
-	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
-	queue := ""
-	if f.Queue != "" {
-		queue = " AND l.queue_id = ?"
-		args = append(args, f.Queue)
-	}
-	after := ""
-	if f.After != nil {
-		after = " AND (l.created_at < ? OR (l.created_at = ? AND l.id > ?))"
-		args = append(args, f.After.Since.UTC(), f.After.Since.UTC(), f.After.Other)
-	}
-	args = append(args, f.Limit+1, f.Viewer)
 	out := &player.LobbyBrowse{Listings: make([]player.LobbyListing, 0, f.Limit+1)}
 	var own uuid.UUID // the viewer's lobby, if any
 	// One set of destinations serves every row; each row is copied out.
@@ -312,6 +302,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	)
 	dest := append(append([]any{&kind}, lobbyDest(&l)...), dbUUID{&person.ID}, emptyString{&person.Nickname},
 		emptyString{&person.Name}, nullString{&person.Image}, &ready, dbTime{&joined})
+	query, args := browseLobbiesSQL(f)
 	err := q.each(ctx, func(rows rowScanner) error {
 		if err := rows.Scan(dest...); err != nil {
 			return err
@@ -330,20 +321,7 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 		}
 		out.Members = append(out.Members, player.MemberRow{LobbyID: l.ID, Player: person, Ready: ready.Bool, JoinedAt: joined})
 		return nil
-	}, `SELECT 'listed' AS kind, `+listedColumns+`, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
-		FROM (SELECT * FROM lobbies l
-			WHERE l.status = 'open' AND (l.active_at >= ?) IS TRUE AND l.member_count < l.capacity
-			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
-				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
-			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
-			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')`+queue+after+`
-			ORDER BY l.created_at DESC, l.id LIMIT ?) l
-		JOIN users u ON u.id = l.host_id
-		UNION ALL
-		SELECT 'current' AS kind, `+lobbyColumns+`, u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
-		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
-		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
-		WHERE me.user_id = ?`, args...)
+	}, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +336,47 @@ func (q playerQ) BrowseLobbies(ctx context.Context, f player.LobbyFilter) (*play
 	out.Listings = out.Listings[:min(len(out.Listings), f.Limit)]
 	sortMembers(out.Members)
 	return out, nil
+}
+
+// browseLobbiesSQL is the lobby browser's statement. Its first part
+// applies the visibility rule of player.Service.visible in SQL: open, not
+// idle, not full, public or hosted by a friend, and no block either way.
+// The viewer's friends and blocks are each read once (hashed subplans), so
+// a lobby costs a few hash probes, and hosts are joined only for the page
+// returned.
+//
+// The page is read in list order from lobbies_joinable_idx and stops at
+// its LIMIT. The idle filter is written "(active_at >= ?) IS TRUE" so that
+// PostgreSQL cannot turn it into a range scan of lobbies_live_idx: its
+// statistics always lag behind the newest active_at values, so it would
+// underestimate that range, read every live lobby and sort them.
+func browseLobbiesSQL(f player.LobbyFilter) (string, []any) {
+	args := []any{f.ActiveMin, f.Viewer, f.Viewer, f.Viewer}
+	queue := ""
+	if f.Queue != "" {
+		queue = " AND l.queue_id = ?"
+		args = append(args, f.Queue)
+	}
+	after := ""
+	if f.After != nil {
+		after = " AND (l.created_at < ? OR (l.created_at = ? AND l.id > ?))"
+		args = append(args, f.After.Since.UTC(), f.After.Since.UTC(), f.After.Other)
+	}
+	args = append(args, f.Limit+1, f.Viewer)
+	return `SELECT 'listed' AS kind, ` + listedColumns + `, u.id, u.nickname, u.name, u.image, NULL AS ready, NULL AS joined_at
+		FROM (SELECT * FROM lobbies l
+			WHERE l.status = 'open' AND (l.active_at >= ?) IS TRUE AND l.member_count < l.capacity
+			AND (l.visibility = 'public' OR (l.visibility = 'friends' AND l.host_id IN (
+				SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'friend')))
+			AND l.host_id NOT IN (SELECT other_id FROM social_edges WHERE user_id = ? AND state = 'blocked')
+			AND l.host_id NOT IN (SELECT user_id FROM social_edges WHERE other_id = ? AND state = 'blocked')` + queue + after + `
+			ORDER BY l.created_at DESC, l.id LIMIT ?) l
+		JOIN users u ON u.id = l.host_id
+		UNION ALL
+		SELECT 'current' AS kind, ` + lobbyColumns + `, u.id, u.nickname, u.name, u.image, m.ready, m.joined_at
+		FROM lobby_members me JOIN lobbies l ON l.id = me.lobby_id
+		LEFT JOIN lobby_members m ON m.lobby_id = l.id LEFT JOIN users u ON u.id = m.user_id
+		WHERE me.user_id = ?`, args
 }
 
 // EnsureProfiles inserts the missing rows in id order, the order

@@ -78,29 +78,55 @@ func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query
 }
 
 // rows runs a read through database/sql on the connection or transaction
-// behind q. On PostgreSQL the values travel as bind parameters, so the
-// server reuses the plan of each hot statement; on SQLite bun inlines
-// them, as every other query of the store does, so that times are written
-// in the one format stored values use.
+// behind q, with its values bound as bind does.
 func (q playerQ) rows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if q.dialect == Postgres {
-		query = numberPlaceholders(query)
-	} else {
-		query, args = q.idb.NewRaw(query, args...).String(), nil
+	conn, err := q.sqlConn()
+	if err != nil {
+		return nil, err
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
+	query, args = q.bind(query, args)
+	rows, err := conn.QueryContext(ctx, query, args...)
+	return rows, mapError(err)
+}
+
+// exec runs a statement through database/sql on the connection or
+// transaction behind q, with its values bound as bind does. Statements
+// that run on every poll or every delivery (the mail worker's) use it, so
+// that PostgreSQL keeps one prepared statement for each instead of
+// parsing a new text, with new literals, every time.
+func (q playerQ) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	conn, err := q.sqlConn()
+	if err != nil {
+		return nil, err
+	}
+	query, args = q.bind(query, args)
+	res, err := conn.ExecContext(ctx, query, args...)
+	return res, mapError(err)
+}
+
+// bind readies query, written with bun's ? placeholders, and its values
+// for database/sql. On PostgreSQL the values travel as bind parameters,
+// so the server reuses the plan of each hot statement; on SQLite bun
+// inlines them, as every other query of the store does, so that times
+// are written in the one format stored values use.
+func (q playerQ) bind(query string, args []any) (string, []any) {
+	if q.dialect == Postgres {
+		return numberPlaceholders(query), args
+	}
+	return q.idb.NewRaw(query, args...).String(), nil
+}
+
+// sqlConn is the database/sql handle behind q: the pool, or the
+// transaction's *sql.Tx, so that a statement sent with parameters still
+// runs inside the transaction.
+func (q playerQ) sqlConn() (sqlQueryer, error) {
 	switch db := q.idb.(type) {
 	case *bun.DB:
-		rows, err = db.DB.QueryContext(ctx, query, args...)
+		return db.DB, nil
 	case bun.Tx:
-		rows, err = db.Tx.QueryContext(ctx, query, args...)
-	default:
-		return nil, fmt.Errorf("store: unsupported handle %T", q.idb)
+		return db.Tx, nil
 	}
-	return rows, mapError(err)
+	return nil, fmt.Errorf("store: unsupported handle %T", q.idb)
 }
 
 // placeholders returns query, written with bun's ? placeholders, with

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,14 +75,6 @@ func (r *profileTokenRow) token() *profile.Token {
 	}
 }
 
-type rateEventRow struct {
-	bun.BaseModel `bun:"table:profile_rate_events"`
-
-	ID  int64     `bun:"id,pk,autoincrement"`
-	Key string    `bun:"key"`
-	At  time.Time `bun:"at"`
-}
-
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -127,79 +117,6 @@ func tokenByHash(ctx context.Context, idb bun.IDB, hash string) (*profile.Token,
 		return nil, mapError(err)
 	}
 	return row.token(), nil
-}
-
-// HitRateLimit implements profile.Store as a sliding window in the
-// database, so that every serve process shares one count (Prune deletes
-// events that left the window). On PostgreSQL
-// transaction-scoped advisory locks on the keys serialise concurrent hits
-// of a key; SQLite's immediate transactions serialise everything.
-func (s *ProfileStore) HitRateLimit(ctx context.Context, keys []string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
-	now = now.UTC()
-	since := now.Add(-window)
-	keys = slices.Sorted(slices.Values(keys)) // one lock order for every caller
-	var wait time.Duration
-	err := s.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
-		for _, key := range keys {
-			if s.db.dialect == Postgres {
-				if _, err := tx.idb.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 7202611210004))", key); err != nil {
-					return err
-				}
-			}
-			n, err := tx.idb.NewSelect().Model((*rateEventRow)(nil)).Where("key = ? AND at > ?", key, since).Count(ctx)
-			if err != nil {
-				return err
-			}
-			if n < int64(limit) {
-				continue
-			}
-			// A slot frees up when the event that put the key at its limit
-			// leaves the window.
-			var oldest rateEventRow
-			if err := tx.idb.NewSelect().Model(&oldest).Where("key = ? AND at > ?", key, since).
-				Order("at").Offset(n - int64(limit)).Limit(1).Scan(ctx); err != nil {
-				return err
-			}
-			wait = max(wait, oldest.At.UTC().Add(window).Sub(now), time.Second)
-		}
-		if wait > 0 {
-			return nil
-		}
-		rows := make([]rateEventRow, len(keys))
-		for i, key := range keys {
-			rows[i] = rateEventRow{Key: key, At: now}
-		}
-		_, err := tx.idb.NewInsert().Model(&rows).Exec(ctx)
-		return err
-	})
-	if err != nil {
-		return 0, mapError(fmt.Errorf("rate limit: %w", err))
-	}
-	return wait, nil
-}
-
-// DropStalePasswordHashes implements profile.Tx.
-func (t Tx) DropStalePasswordHashes(ctx context.Context, before time.Time) error {
-	_, err := t.idb.NewUpdate().Model((*changeRow)(nil)).Set("new_password_hash = NULL").
-		Where("status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?", profile.StatusPending, before.UTC()).
-		Exec(ctx)
-	return mapError(err)
-}
-
-// DeleteChanges implements profile.Tx.
-func (t Tx) DeleteChanges(ctx context.Context, before time.Time) (int, error) {
-	res, err := t.idb.NewDelete().Model((*changeRow)(nil)).Where("updated_at < ?", before.UTC()).Exec(ctx)
-	if err != nil {
-		return 0, mapError(err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
-}
-
-// DeleteRateEvents implements profile.Tx.
-func (t Tx) DeleteRateEvents(ctx context.Context, before time.Time) error {
-	_, err := t.idb.NewDelete().Model((*rateEventRow)(nil)).Where("at < ?", before.UTC()).Exec(ctx)
-	return mapError(err)
 }
 
 // The steps of profile.Tx.

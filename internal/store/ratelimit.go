@@ -14,8 +14,8 @@ import (
 // RateLimits counts attempts in the rate_limits table with the generic
 // cell rate algorithm, so every serve process on the database shares one
 // exact count. A key's row only grows stale: nothing evicts a key while
-// it still limits anyone, and PruneRateLimits deletes rows whose time has
-// passed.
+// it still limits anyone, and Sweeps.RateLimits (the rate-limit-counters
+// job) deletes rows whose time has passed.
 type RateLimits struct{ db *DB }
 
 // RateLimits returns the shared attempt counters.

@@ -26,7 +26,16 @@
 //   - scans into the destinations of player_rows.go, which serve pgx and
 //     database/sql alike, so one list of columns serves both dialects.
 //
-// Writes never leave bun.
+// bun writes a statement's values into its text, so on PostgreSQL every
+// call with new values is a new statement to parse and plan. A statement
+// that runs on every request or every worker poll with values that change
+// each time — the mail worker's claim, attempt and settlement, the social
+// counts — therefore also leaves bun, though it may write: playerQ.each,
+// rows and exec send it through database/sql (inside the transaction when
+// there is one) or pgx with its values as parameters, so PostgreSQL
+// prepares it once per connection. On SQLite bun still formats those
+// statements, so that times keep the one format stored values use. The
+// other writes stay in bun.
 package store
 
 import (

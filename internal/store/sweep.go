@@ -15,31 +15,94 @@ const SweepBatch = 10_000
 
 // Sweeps deletes what has outlived its use, in batches. Every method with
 // dryRun set only counts what it would delete.
-type Sweeps struct{ db *DB }
-
-// Sweeps returns the sweeps of the periodic jobs.
-func (db *DB) Sweeps() *Sweeps { return &Sweeps{db: db} }
-
-// deleteBatches deletes the rows of table matching where, SweepBatch at a
-// time by the key column, and returns how many it deleted (or, with
-// dryRun, how many match).
-func (db *DB) deleteBatches(ctx context.Context, table, key, where string, dryRun bool, args ...any) (int, error) {
-	if dryRun {
-		var n int
-		err := db.bun.NewRaw(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", table, where), args...).Scan(ctx, &n)
-		return n, mapError(err)
-	}
-	q := fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT %[4]d)", table, key, where, SweepBatch)
-	return db.inBatches(ctx, "sweep "+table, q, args...)
+type Sweeps struct {
+	db    *DB
+	batch int
 }
 
-// inBatches runs q, a statement that changes at most SweepBatch rows,
+// Sweeps returns the sweeps of the periodic jobs, SweepBatch rows a
+// statement.
+func (db *DB) Sweeps() *Sweeps { return &Sweeps{db: db, batch: SweepBatch} }
+
+// WithBatch returns the sweeps changing at most n rows a statement; n
+// outside 1 to SweepBatch means SweepBatch. Smaller batches hold locks
+// for less time, for engines that want them small.
+func (s *Sweeps) WithBatch(n int) *Sweeps {
+	if n < 1 || n > SweepBatch {
+		n = SweepBatch
+	}
+	return &Sweeps{db: s.db, batch: n}
+}
+
+// sweep is what one sweep removes: the rows of table matching where (with
+// its values at the sweep's time), found through index, and key, the
+// table's primary key.
+type sweep struct{ table, key, index, where string }
+
+// The sweeps.
+var (
+	expiredSessions   = sweep{"sessions", "id", "sessions_expires_idx", "expires_at <= ?"}
+	expiredMailTokens = sweep{"auth_tokens", "id", "auth_tokens_expires_idx", "expires_at <= ?"}
+	finishedMail      = sweep{"mail_outbox", "id", "mail_outbox_done_idx", "status IN ('sent', 'failed', 'expired') AND updated_at < ?"}
+	closedLobbies     = sweep{"lobbies", "id", "lobbies_closed_idx", "status = 'closed' AND closed_at < ?"}
+	oldProfileChanges = sweep{"profile_changes", "id", "profile_changes_updated_idx", "updated_at < ?"}
+	staleRateLimits   = sweep{"rate_limits", "key", "rate_limits_tat_idx", "tat <= ?"}
+	oldAuditEntries   = sweep{"audit_log", "id", "audit_log_recent_idx", "at < ?"}
+	// stalePasswords is not deleted but has its new password forgotten.
+	stalePasswords = sweep{"profile_changes", "id", "profile_changes_updated_idx",
+		"status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?"}
+)
+
+// deleteSQL is the statement that deletes one batch of w's rows.
+func (s *Sweeps) deleteSQL(w sweep) string {
+	return s.batchSQL("DELETE FROM "+w.table, w)
+}
+
+// batchSQL applies head ("DELETE FROM t", "UPDATE t SET …") to at most a
+// batch of w's rows: those whose key the inner SELECT finds, through w's
+// index, up to its LIMIT.
+//
+// On PostgreSQL the keys are gathered into an array first (= ANY(ARRAY(…))):
+// given IN (SELECT …), the planner, once it expects thousands of keys,
+// hash-joins them to a sequential scan of the whole table, so every batch
+// would read all of it. SQLite, which has no statistics (nothing runs
+// ANALYZE), is held to the index with INDEXED BY: left to itself it reads
+// the outbox's sweep through mail_outbox_status_idx, every finished
+// message, and INDEXED BY turns a schema change that breaks a sweep's
+// index into an error instead of a slow sweep.
+func (s *Sweeps) batchSQL(head string, w sweep) string {
+	if s.db.dialect == Postgres {
+		return fmt.Sprintf("%s WHERE %s = ANY(ARRAY(SELECT %[2]s FROM %s WHERE %s LIMIT %d))", head, w.key, w.table, w.where, s.batch)
+	}
+	return fmt.Sprintf("%s WHERE %s IN (SELECT %[2]s FROM %s INDEXED BY %s WHERE %s LIMIT %d)", head, w.key, w.table, w.index, w.where, s.batch)
+}
+
+// deleteBatches deletes w's rows, a batch at a time, and returns how many
+// it deleted (or, with dryRun, how many match).
+func (s *Sweeps) deleteBatches(ctx context.Context, w sweep, dryRun bool, args ...any) (int, error) {
+	if dryRun {
+		return s.count(ctx, w, args...)
+	}
+	return s.inBatches(ctx, "sweep "+w.table, s.deleteSQL(w), args...)
+}
+
+// count counts w's rows.
+func (s *Sweeps) count(ctx context.Context, w sweep, args ...any) (int, error) {
+	var n int
+	err := s.db.bun.NewRaw(fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", w.table, w.where), args...).Scan(ctx, &n)
+	return n, mapError(err)
+}
+
+// inBatches runs q, a statement that changes at most a batch of rows,
 // until a run changes fewer, each run its own transaction, and returns
-// how many rows it changed in all.
-func (db *DB) inBatches(ctx context.Context, what, q string, args ...any) (int, error) {
+// how many rows it changed in all. A cancelled ctx stops it between
+// batches (or cancels the statement in flight). Its values are written
+// into q by bun: a sweep runs once a period, and a range's plan is best
+// made for the value at hand.
+func (s *Sweeps) inBatches(ctx context.Context, what, q string, args ...any) (int, error) {
 	total := 0
 	for {
-		res, err := db.bun.NewRaw(q, args...).Exec(ctx)
+		res, err := s.db.bun.NewRaw(q, args...).Exec(ctx)
 		if err != nil {
 			return total, mapError(fmt.Errorf("%s: %w", what, err))
 		}
@@ -48,7 +111,7 @@ func (db *DB) inBatches(ctx context.Context, what, q string, args ...any) (int, 
 			return total, err
 		}
 		total += int(n)
-		if n < SweepBatch {
+		if n < int64(s.batch) {
 			return total, nil
 		}
 	}
@@ -56,55 +119,49 @@ func (db *DB) inBatches(ctx context.Context, what, q string, args ...any) (int, 
 
 // ExpiredSessions deletes sessions that expired by now.
 func (s *Sweeps) ExpiredSessions(ctx context.Context, now time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "sessions", "id", "expires_at <= ?", dryRun, now.UTC())
+	return s.deleteBatches(ctx, expiredSessions, dryRun, now.UTC())
 }
 
 // ExpiredMailTokens deletes mailed verification and reset tokens that
 // expired by now.
 func (s *Sweeps) ExpiredMailTokens(ctx context.Context, now time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "auth_tokens", "id", "expires_at <= ?", dryRun, now.UTC())
+	return s.deleteBatches(ctx, expiredMailTokens, dryRun, now.UTC())
 }
 
 // FinishedMail deletes sent, failed and expired messages (their attempts
 // go with them) last touched before before.
 func (s *Sweeps) FinishedMail(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "mail_outbox", "id", "status IN ('sent', 'failed', 'expired') AND updated_at < ?", dryRun, before.UTC())
+	return s.deleteBatches(ctx, finishedMail, dryRun, before.UTC())
 }
 
 // ClosedLobbies deletes lobbies closed before before.
 func (s *Sweeps) ClosedLobbies(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "lobbies", "id", "status = 'closed' AND closed_at < ?", dryRun, before.UTC())
+	return s.deleteBatches(ctx, closedLobbies, dryRun, before.UTC())
 }
 
 // StalePasswordChanges forgets the new password hash of pending changes
 // untouched since staleBefore (their link has expired), in batches.
 func (s *Sweeps) StalePasswordChanges(ctx context.Context, staleBefore time.Time, dryRun bool) (int, error) {
-	where := "status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?"
 	args := []any{profile.StatusPending, staleBefore.UTC()}
 	if dryRun {
-		return s.db.deleteBatches(ctx, "profile_changes", "id", where, true, args...)
+		return s.count(ctx, stalePasswords, args...)
 	}
-	q := fmt.Sprintf("UPDATE profile_changes SET new_password_hash = NULL WHERE id IN (SELECT id FROM profile_changes WHERE %s LIMIT %d)", where, SweepBatch)
-	return s.db.inBatches(ctx, "sweep stale password changes", q, args...)
+	q := s.batchSQL("UPDATE profile_changes SET new_password_hash = NULL", stalePasswords)
+	return s.inBatches(ctx, "sweep stale password changes", q, args...)
 }
 
 // OldProfileChanges deletes profile changes (and their tokens) last
 // touched before before.
 func (s *Sweeps) OldProfileChanges(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "profile_changes", "id", "updated_at < ?", dryRun, before.UTC())
-}
-
-// ProfileRateEvents deletes profile request events that left every window.
-func (s *Sweeps) ProfileRateEvents(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "profile_rate_events", "id", "at < ?", dryRun, before.UTC())
+	return s.deleteBatches(ctx, oldProfileChanges, dryRun, before.UTC())
 }
 
 // RateLimits deletes attempt counters that limit nobody any more.
 func (s *Sweeps) RateLimits(ctx context.Context, now time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "rate_limits", "key", "tat <= ?", dryRun, now.UnixMicro())
+	return s.deleteBatches(ctx, staleRateLimits, dryRun, now.UnixMicro())
 }
 
 // AuditLog deletes audit entries recorded before before.
 func (s *Sweeps) AuditLog(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	return s.db.deleteBatches(ctx, "audit_log", "id", "at < ?", dryRun, before.UTC())
+	return s.deleteBatches(ctx, oldAuditEntries, dryRun, before.UTC())
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,8 +15,14 @@ import (
 	"time"
 )
 
-// idle holds o.n idle streams and reports serve's RSS, how late
-// heartbeats came, and get-session latency before and while they are open.
+// hotRoutes are the routes whose throughput must not move when many
+// streams are open: each is requested with every player's cookie in turn.
+var hotRoutes = []string{"/api/auth/player/get-session", "/api/player/bootstrap", "/api/player/social"}
+
+// idle measures what o.n idle streams cost the serve: its RSS, how late
+// heartbeats come, and the hot routes' throughput in alternating rounds
+// without and with the streams open (o.rounds each; the streams are
+// opened afresh every round and held for o.hold in the last).
 func idle(ctx context.Context, log *slog.Logger, o options) error {
 	a, err := openApp(ctx, log)
 	if err != nil {
@@ -27,72 +34,198 @@ func idle(ctx context.Context, log *slog.Logger, o options) error {
 		return err
 	}
 	rssBefore := rssMiB(o.pid)
-	before := getSessionLatency(ctx, o.base, players[0].Cookie, o.sessionReqs)
+	var h heartbeats
+	var without, with []throughput
+	var rss float64
+	for round := 1; round <= o.rounds; round++ {
+		without = append(without, measureRoutes(ctx, o, players))
+		open, err := openStreams(ctx, o.base, players, &h)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "eventload: round %d: %d streams open in %s\n", round, len(open.streams), open.took.Round(time.Millisecond))
+		with = append(with, measureRoutes(ctx, o, players))
+		if round == o.rounds {
+			hold(ctx, o.hold)
+			rss = rssMiB(o.pid)
+		}
+		open.close()
+	}
+	h.report(o)
+	fmt.Printf("serve RSS:             %.0f MiB before, %.0f MiB with %d streams open\n", rssBefore, rss, o.n)
+	reportRoutes(without, with)
+	return nil
+}
 
-	var (
-		mu       sync.Mutex
-		gaps     []time.Duration // between consecutive heartbeats of one stream
-		snaps    atomic.Int64
-		failures atomic.Int64
-		wg       sync.WaitGroup
-	)
-	holdCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	streams := make([]*stream, 0, len(players))
+func hold(ctx context.Context, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+// heartbeats collects the gaps between consecutive heartbeats of a stream.
+type heartbeats struct {
+	mu    sync.Mutex
+	gaps  []time.Duration
+	snaps atomic.Int64
+}
+
+func (h *heartbeats) add(gap time.Duration) {
+	h.mu.Lock()
+	h.gaps = append(h.gaps, gap)
+	h.mu.Unlock()
+}
+
+func (h *heartbeats) report(o options) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	slices.Sort(h.gaps)
+	fmt.Printf("snapshots received:    %d (%d rounds of %d streams)\n", h.snaps.Load(), o.rounds, o.n)
+	fmt.Printf("heartbeat gaps:        %d gaps, p50 %s p99 %s max %s (configured %s)\n", len(h.gaps),
+		pct(h.gaps, 50), pct(h.gaps, 99), pct(h.gaps, 100), o.hbEvery)
+}
+
+// openSet is a set of open streams and the goroutines reading them.
+type openSet struct {
+	streams []*stream
+	wg      sync.WaitGroup
+	took    time.Duration
+}
+
+// openStreams opens one stream per player; every stream must open, or
+// the measurement with them would not be what it claims.
+func openStreams(ctx context.Context, base string, players []loadPlayer, h *heartbeats) (*openSet, error) {
+	set := &openSet{streams: make([]*stream, 0, len(players))}
 	start := time.Now()
 	for _, p := range players {
-		s, err := openStream(ctx, o.base, p.Cookie)
+		s, err := openStream(ctx, base, p.Cookie)
 		if err != nil {
-			failures.Add(1)
-			continue
+			set.close()
+			return nil, fmt.Errorf("stream %d of %d: %w", len(set.streams)+1, len(players), err)
 		}
-		streams = append(streams, s)
-		wg.Go(func() {
+		set.streams = append(set.streams, s)
+		set.wg.Go(func() {
 			var last time.Time
 			s.read(func(ev sseEvent) { //nolint:errcheck // ends when the stream is closed
 				if ev.Type == "snapshot" {
-					snaps.Add(1)
+					h.snaps.Add(1)
 				}
 			}, func(at time.Time) {
 				if !last.IsZero() {
-					mu.Lock()
-					gaps = append(gaps, at.Sub(last))
-					mu.Unlock()
+					h.add(at.Sub(last))
 				}
 				last = at
 			})
 		})
 	}
-	opened := time.Since(start)
-	fmt.Fprintf(os.Stderr, "eventload: %d streams open in %s (%d failed); holding %s\n", len(streams), opened.Round(time.Millisecond), failures.Load(), o.hold)
-	during := getSessionLatency(ctx, o.base, players[0].Cookie, o.sessionReqs)
-	select {
-	case <-time.After(o.hold):
-	case <-holdCtx.Done():
-	}
-	rss := rssMiB(o.pid)
-	for _, s := range streams {
-		s.Close()
-	}
-	wg.Wait()
-
-	mu.Lock()
-	defer mu.Unlock()
-	slices.Sort(gaps)
-	fmt.Printf("streams open:          %d of %d (opened in %s), snapshots %d\n", len(streams), o.n, opened.Round(time.Millisecond), snaps.Load())
-	fmt.Printf("serve RSS:             %.0f MiB before, %.0f MiB with the streams open\n", rssBefore, rss)
-	fmt.Printf("heartbeat gaps:        %d gaps, p50 %s p99 %s max %s (configured %s)\n", len(gaps),
-		pct(gaps, 50), pct(gaps, 99), pct(gaps, 100), o.hbEvery)
-	fmt.Printf("get-session, no streams:   %s\n", before)
-	fmt.Printf("get-session, with streams: %s\n", during)
-	return nil
+	set.took = time.Since(start)
+	return set, nil
 }
 
-// latencies is a sorted sample.
-type latencies []time.Duration
+func (s *openSet) close() {
+	for _, st := range s.streams {
+		st.Close()
+	}
+	s.wg.Wait()
+}
 
-func (l latencies) String() string {
-	return fmt.Sprintf("n=%d p50 %s p99 %s max %s", len(l), pct(l, 50), pct(l, 99), pct(l, 100))
+// throughput is one measurement of every hot route.
+type throughput map[string]routeResult
+
+type routeResult struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// measureRoutes drives each hot route in turn with o.conns closed-loop
+// connections for o.routeDur, after a one-second warm-up.
+func measureRoutes(ctx context.Context, o options, players []loadPlayer) throughput {
+	out := throughput{}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.conns}}
+	defer client.CloseIdleConnections()
+	for _, route := range hotRoutes {
+		drive(ctx, client, o.base+route, players, o.conns, time.Second)
+		out[route] = drive(ctx, client, o.base+route, players, o.conns, o.routeDur)
+	}
+	return out
+}
+
+// drive requests url from conns goroutines for d, each cycling through
+// the players' cookies from its own offset.
+func drive(ctx context.Context, client *http.Client, url string, players []loadPlayer, conns int, d time.Duration) routeResult {
+	var (
+		mu     sync.Mutex
+		all    []time.Duration
+		errors atomic.Int64
+		wg     sync.WaitGroup
+	)
+	deadline := time.Now().Add(d)
+	for w := range conns {
+		wg.Go(func() {
+			var mine []time.Duration
+			for i := w * len(players) / conns; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				if get(ctx, client, url, players[i%len(players)].Cookie) {
+					mine = append(mine, time.Since(t0))
+				} else {
+					errors.Add(1)
+				}
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(all)
+	return routeResult{rps: float64(len(all)) / d.Seconds(), p50: pct(all, 50), p99: pct(all, 99), errors: errors.Load()}
+}
+
+// get reports whether GET url with cookie answered 200.
+func get(ctx context.Context, client *http.Client, url, cookie string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Cookie", cookie)
+	res, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body)
+	return err == nil && res.StatusCode == http.StatusOK
+}
+
+// reportRoutes prints, per route, the medians over the rounds without and
+// with the streams and their ratio.
+func reportRoutes(without, with []throughput) {
+	fmt.Printf("%-30s %12s %12s %7s %16s %16s %7s\n", "route (medians of rounds)", "req/s none", "req/s with", "ratio", "p50 none/with", "p99 none/with", "errors")
+	for _, route := range hotRoutes {
+		a, b := medianOf(without, route), medianOf(with, route)
+		fmt.Printf("%-30s %12.0f %12.0f %7.2f %16s %16s %7d\n", route, a.rps, b.rps, b.rps/a.rps,
+			a.p50.String()+"/"+b.p50.String(), a.p99.String()+"/"+b.p99.String(), errorsOf(without, route)+errorsOf(with, route))
+	}
+}
+
+// medianOf is the round with the median throughput for route.
+func medianOf(rounds []throughput, route string) routeResult {
+	rs := make([]routeResult, 0, len(rounds))
+	for _, t := range rounds {
+		rs = append(rs, t[route])
+	}
+	slices.SortFunc(rs, func(a, b routeResult) int { return int(a.rps - b.rps) })
+	return rs[len(rs)/2]
+}
+
+func errorsOf(rounds []throughput, route string) int64 {
+	var n int64
+	for _, t := range rounds {
+		n += t[route].errors
+	}
+	return n
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {
@@ -101,33 +234,6 @@ func pct(sorted []time.Duration, p int) time.Duration {
 	}
 	i := (len(sorted)*p + 99) / 100
 	return sorted[max(0, min(i, len(sorted))-1)].Round(10 * time.Microsecond)
-}
-
-// getSessionLatency times n sequential get-session requests, three times,
-// and returns the repeat with the median p50.
-func getSessionLatency(ctx context.Context, base, cookie string, n int) latencies {
-	c := &http.Client{Timeout: 10 * time.Second}
-	var runs []latencies
-	for range 3 {
-		l := make(latencies, 0, n)
-		for range n {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/auth/player/get-session", nil) //nolint:errcheck // constant URL
-			req.Header.Set("Cookie", cookie)
-			t0 := time.Now()
-			res, err := c.Do(req)
-			if err != nil {
-				continue
-			}
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				l = append(l, time.Since(t0))
-			}
-		}
-		slices.Sort(l)
-		runs = append(runs, l)
-	}
-	slices.SortFunc(runs, func(a, b latencies) int { return int(pct(a, 50) - pct(b, 50)) })
-	return runs[1]
 }
 
 // rssMiB reads a process's resident set size from /proc.
@@ -146,4 +252,11 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// latencies is a sorted sample.
+type latencies []time.Duration
+
+func (l latencies) String() string {
+	return fmt.Sprintf("n=%d p50 %s p99 %s max %s", len(l), pct(l, 50), pct(l, 99), pct(l, 100))
 }

@@ -1,7 +1,7 @@
 // Command eventload measures the player event streams of a running serve:
 //
-//	eventload idle    -n 10000 -hold 45s -pid PID     idle streams: serve's RSS, heartbeat gaps,
-//	                                                  and get-session latency with and without them
+//	eventload idle    -n 10000 -hold 45s -pid PID     idle streams: serve's RSS, heartbeat gaps, and
+//	                  [-rounds 3 -c 32 -route-d 5s]   the hot routes' throughput without and with them
 //	eventload latency -lobbies 100 -rate 200 -d 30s   delivery latency from a lobby action's
 //	                  [-stream-base URL]              response to the event at the other member
 //
@@ -27,7 +27,8 @@ type options struct {
 	n, lobbies, pid    int
 	rate               float64
 	hold, dur, hbEvery time.Duration
-	sessionReqs        int
+	rounds, conns      int
+	routeDur           time.Duration
 }
 
 func main() {
@@ -50,7 +51,9 @@ func run(ctx context.Context, args []string) int {
 	fs.IntVar(&o.pid, "pid", 0, "idle: serve's process id, to read its RSS")
 	fs.DurationVar(&o.hold, "hold", 45*time.Second, "idle: how long to hold the streams")
 	fs.DurationVar(&o.hbEvery, "heartbeat", 15*time.Second, "idle: the serve's PLATFORM_EVENTS_HEARTBEAT")
-	fs.IntVar(&o.sessionReqs, "session-requests", 2000, "idle: get-session requests per measurement")
+	fs.IntVar(&o.rounds, "rounds", 3, "idle: rounds, each measuring the hot routes without and then with the streams")
+	fs.IntVar(&o.conns, "c", 32, "idle: connections driving each hot route")
+	fs.DurationVar(&o.routeDur, "route-d", 5*time.Second, "idle: measured time per hot route and round")
 	fs.IntVar(&o.lobbies, "lobbies", 100, "latency: lobbies (host and guest each)")
 	fs.Float64Var(&o.rate, "rate", 200, "latency: lobby actions per second")
 	fs.DurationVar(&o.dur, "d", 30*time.Second, "latency: measured duration")

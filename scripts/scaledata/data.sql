@@ -30,9 +30,10 @@ FROM generate_series(0, $1 - 1) AS i
 --split
 -- Three sessions per player; the first of every player and the second of
 -- one in five are alive (40%), the rest expired within the last 60 days.
+-- A token is stored as its binary SHA-256, as auth.HashToken computes it.
 INSERT INTO sessions (id, token_hash, user_id, realm, remember, expires_at, created_at, updated_at, ip_address, user_agent)
 SELECT md5('s' || i || '-' || k)::uuid,
-       encode(sha256(convert_to(CASE WHEN k = 0 THEN md5('scale-' || i) ELSE md5('scale-' || i || '-' || k) END, 'UTF8')), 'hex'),
+       sha256(convert_to(CASE WHEN k = 0 THEN md5('scale-' || i) ELSE md5('scale-' || i || '-' || k) END, 'UTF8')),
        md5('u' || i)::uuid, 'player', TRUE,
        CASE WHEN k = 0 OR (k = 1 AND i % 5 = 0) THEN now() + interval '20 days' + (i % 240) * interval '1 hour'
             ELSE now() - ((i + k) % 60 + 1) * interval '1 day' END,
