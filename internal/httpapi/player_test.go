@@ -588,3 +588,65 @@ func editedFixtures(t *testing.T, file, old, new string) fstest.MapFS {
 	m[file].Data = []byte(strings.Replace(s, old, new, 1))
 	return m
 }
+
+// TestPagingOverHTTP follows the social and lobby cursors through the
+// routes, and checks that paging parameters the server could not have
+// given out are 400s in the error model, never a 500 or a silent first page.
+func TestPagingOverHTTP(t *testing.T) {
+	srv := newPlayerServer(t)
+	me := newPlayer(t, srv)
+	for range 3 {
+		act(t, newPlayer(t, srv).Client, "request", me.User.Nickname)
+		host := newPlayer(t, srv)
+		expect(t, call(t, host.Client, "POST", "/api/player/lobbies", map[string]any{"queue": "custom-hosted", "visibility": "public"}),
+			http.StatusCreated, "")
+	}
+
+	seen := map[string]bool{}
+	path := "/api/player/social?limit=2"
+	for pages := 0; path != ""; pages++ {
+		if pages > 3 {
+			t.Fatalf("social: more pages than requests (seen %v)", seen)
+		}
+		res := call(t, me.Client, "GET", path, nil)
+		expect(t, res, http.StatusOK, "")
+		var s player.Social
+		res.Decode(t, &s)
+		for _, e := range s.Incoming {
+			if seen[e.Player.Nickname] {
+				t.Fatalf("social: %s listed twice", e.Player.Nickname)
+			}
+			seen[e.Player.Nickname] = true
+		}
+		path = ""
+		if s.NextCursor.Incoming != "" {
+			path = "/api/player/social?limit=2&cursor=" + s.NextCursor.Incoming
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("social pages listed %d incoming requests, want 3", len(seen))
+	}
+
+	res := call(t, me.Client, "GET", "/api/player/lobbies?limit=2", nil)
+	expect(t, res, http.StatusOK, "")
+	var page player.LobbyList
+	res.Decode(t, &page)
+	if len(page.Lobbies) != 2 || page.NextCursor == "" {
+		t.Fatalf("first lobby page: %d lobbies, next cursor %q", len(page.Lobbies), page.NextCursor)
+	}
+	expect(t, call(t, me.Client, "GET", "/api/player/lobbies?limit=2&cursor="+page.NextCursor, nil), http.StatusOK, "")
+
+	for _, list := range []string{"/api/player/social", "/api/player/lobbies"} {
+		for query, code := range map[string]string{
+			"cursor=not-a-cursor":                player.CodeInvalidCursor,
+			"cursor=" + strings.Repeat("A", 400): player.CodeInvalidCursor,
+			"limit=0":                            "VALIDATION_ERROR",
+			"limit=1000":                         "VALIDATION_ERROR",
+			"limit=ten":                          "VALIDATION_ERROR",
+		} {
+			expect(t, call(t, me.Client, "GET", list+"?"+query, nil), http.StatusBadRequest, code)
+		}
+	}
+	// A cursor of one list is not a cursor of the other.
+	expect(t, call(t, me.Client, "GET", "/api/player/social?cursor="+page.NextCursor, nil), http.StatusBadRequest, player.CodeInvalidCursor)
+}
