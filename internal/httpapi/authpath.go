@@ -43,6 +43,12 @@ func decodeAuthPath(escaped string) (p string, tooDeep bool) {
 		}
 		p = d
 	}
+	return normalizeSpelling(p), tooDeep
+}
+
+// normalizeSpelling lower-cases a path, reads backslashes as slashes,
+// drops anything after a '?' or '#' and collapses runs of slashes.
+func normalizeSpelling(p string) string {
 	p = strings.ToLower(p)
 	p = strings.ReplaceAll(p, "\\", "/")
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
@@ -51,7 +57,31 @@ func decodeAuthPath(escaped string) (p string, tooDeep bool) {
 	for strings.Contains(p, "//") {
 		p = strings.ReplaceAll(p, "//", "/")
 	}
-	return "/" + strings.TrimPrefix(p, "/"), tooDeep
+	return "/" + strings.TrimPrefix(p, "/")
+}
+
+// resolvedLayerByLayerUnderAuth reports whether an escaped path starts or
+// lands under /api/auth at some layer when its dot segments are resolved
+// before each layer of percent-encoding is peeled, as a server or proxy
+// that follows RFC 3986 (dot segments first, then decoding) would read it,
+// possibly more than once. decodeAuthPath reads it the other way round,
+// decoding every layer first; /api/x/../auth%2F%2E%2E%2Fupdate-user
+// reaches /api/auth only this way.
+func resolvedLayerByLayerUnderAuth(escaped string) bool {
+	p := escaped
+	for range maxEncodingLayers + 1 {
+		spelt := normalizeSpelling(p)
+		resolved := path.Clean(spelt)
+		if underAuth(spelt) || underAuth(resolved) {
+			return true
+		}
+		d, err := url.PathUnescape(resolved)
+		if err != nil || d == resolved {
+			return false
+		}
+		p = d
+	}
+	return false
 }
 
 // authPathVerdict is what the guard decides about one path.
@@ -63,7 +93,8 @@ type authPathVerdict struct {
 
 // inspectAuthPath decides about an escaped request path. A path counts as
 // under /api/auth when its decoded spelling starts there (even if its dot
-// segments then climb out) or its resolved form does; it is blocked when
+// segments then climb out), or its resolved form does, read either way
+// (decoded then resolved, or resolved layer by layer); it is blocked when
 // any segment of the decoded spelling, resolved away or not, is a blocked
 // name, or when it is encoded too deeply to read.
 func inspectAuthPath(escaped string) authPathVerdict {
@@ -75,7 +106,7 @@ func inspectAuthPath(escaped string) authPathVerdict {
 		return authPathVerdict{under: true, blocked: blocked, use: use}
 	}
 	raw, tooDeep := decodeAuthPath(escaped)
-	if !underAuth(raw) && !underAuth(path.Clean(raw)) {
+	if !underAuth(raw) && !underAuth(path.Clean(raw)) && !resolvedLayerByLayerUnderAuth(escaped) {
 		return authPathVerdict{}
 	}
 	if tooDeep {

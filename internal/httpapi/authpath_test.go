@@ -42,6 +42,11 @@ func TestBlockedAuthPath(t *testing.T) {
 		{"/api/auth//%2e%2e/player/update-user", true, ""},
 		{"/api/auth/../player/change-email", true, "/api/profile/request-email-change"},
 		{"/api/auth/%2e%2e/%2e%2e/api/profile/update-user", true, ""},
+		// Under /api/auth only when dot segments are resolved before
+		// each layer of encoding is peeled.
+		{"/api/x/../auth%2F%2E%2E%2Fupdate-user", true, ""},
+		{"\\api/detour/../auth%2F%2F%2e%2e%2F%2F%2e%2e%2Fupdate-user;v=1", true, ""},
+		{"/api/x/../auth%252F..%252Fchange-password", true, "/api/profile/request-password-change"},
 		{"/api/auth/player/sign-in/email", false, ""},
 		{"/api/auth/player/get-session", false, ""},
 		{"/api/auth/player/update-users", false, ""},
