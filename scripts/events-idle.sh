@@ -11,8 +11,9 @@ mode=${1:-sqlite}
 case $mode in sqlite | pg) ;; *) echo "usage: $0 [sqlite|pg]" >&2; exit 2 ;; esac
 PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
 n=${N:-10000}
-# Each stream is one connection at both ends, plus the hot routes' own.
-ulimit -n $((2 * n + 1024)) || { echo "events-idle: cannot raise the open-file limit for $n streams" >&2; exit 1; }
+# Each stream is one connection in serve and one in eventload (each process
+# has its own limit), plus the hot routes' connections and the database's.
+ulimit -n $((n + 1024)) || { echo "events-idle: cannot raise the open-file limit for $n streams" >&2; exit 1; }
 work=$(mktemp -d)
 db="events_idle_$$"
 port=$((20000 + RANDOM % 20000))

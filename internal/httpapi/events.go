@@ -110,8 +110,11 @@ func handleEvents(d Deps) http.Handler {
 		}
 		stream.Written(first)
 		// The stream outlives the request: it ends with its own events,
-		// never with the request's context.
-		ctx := context.WithoutCancel(r.Context())
+		// never with the request's context. Nor does it keep that context:
+		// the request's state, net/http's connection and its 8 KiB of read
+		// and write buffers hang from it, and would stay alive as long as
+		// the stream after the hijack.
+		ctx := context.Background()
 		if cw, err := hijack(w, t.WriteTimeout); err == nil {
 			d.Events.Go(func() {
 				defer cw.close()
