@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -213,8 +215,30 @@ func (c *chunkWriter) event(ev events.Event) error {
 	return c.chunk(appendEvent(nil, ev))
 }
 
+// comment writes a comment line: the heartbeat. It first looks whether
+// the client has gone (see peerGone), and ends the stream if so.
 func (c *chunkWriter) comment(text string) error {
+	if c.peerGone() {
+		return errPeerGone
+	}
 	return c.chunk([]byte(": " + text + "\n\n"))
+}
+
+var errPeerGone = errors.New("the client closed the connection")
+
+// peerGone reports whether the client has closed its end. Nothing reads
+// a stream after the hijack, so without this a closed client is found by
+// the second write after it left (the kernel takes the first) and holds
+// its place under the caps for two heartbeats. A client sends nothing on
+// a stream: a read that ends at once with the end of the stream or an
+// error, rather than at its brief deadline, means it is gone.
+func (c *chunkWriter) peerGone() bool {
+	if err := c.conn.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+		return true
+	}
+	var b [1]byte
+	_, err := c.conn.Read(b[:])
+	return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // chunk writes payload as one chunk of the chunked body.

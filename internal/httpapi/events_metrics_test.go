@@ -102,7 +102,7 @@ func TestEventMetricsMove(t *testing.T) {
 	lobbyUpdate(t, third)
 	w.moved(map[string]float64{delivered(events.TypeLobbyUpdated): 2, "platform_events_delivery_lag_seconds_count": 2})
 
-	second.Close() // the next heartbeat's write finds the client gone
+	second.Close() // the next heartbeat finds the client gone
 	w.moved(map[string]float64{closedBy(events.EndedClientGone): 1, "platform_events_streams_open": 2})
 
 	expect(t, call(t, a.Client, "POST", "/api/auth/player/revoke-sessions", map[string]any{}), http.StatusOK, "")

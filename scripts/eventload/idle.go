@@ -51,11 +51,10 @@ func idle(ctx context.Context, log *slog.Logger, o options) error {
 		}
 		open.close()
 		if round < o.rounds {
-			// serve reads nothing from an idle stream, so it finds a closed
-			// one by writing to it: the first heartbeat after the close is
-			// taken by the kernel, the second fails. Until then the closed
-			// streams count against PLATFORM_EVENTS_MAX_STREAMS.
-			hold(ctx, 2*o.hbEvery+time.Second)
+			// serve notices a closed idle stream at its next heartbeat;
+			// until then the closed streams count against
+			// PLATFORM_EVENTS_MAX_STREAMS.
+			hold(ctx, o.hbEvery+time.Second)
 		}
 	}
 	h.report(o)
