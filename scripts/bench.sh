@@ -89,10 +89,11 @@ free_port() {
 
 pg_isready -q || { log "PostgreSQL is not answering on $PGHOST:$PGPORT"; exit 1; }
 
-log "building"
 if [ -n "${BENCH_BINARY:-}" ]; then
+	log "measuring $BENCH_BINARY; building the load generator"
 	cp "$BENCH_BINARY" "$work/platformctl"
 else
+	log "building"
 	go build -trimpath -o "$work/platformctl" ./cmd/platformctl
 fi
 go build -trimpath -o "$work/loadgen" ./scripts/loadgen
