@@ -11,7 +11,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/gamemap"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/player"
-	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/playertest"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/storetest"
 )

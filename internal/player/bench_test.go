@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/player"
-	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/playertest"
 )
 
 // BenchmarkBootstrap measures the service side of GET /api/player/bootstrap

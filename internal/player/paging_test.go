@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/player"
-	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/playertest"
 )
 
 // TestSocialPagesStableUnderConcurrentRequests pages through a player's

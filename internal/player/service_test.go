@@ -10,7 +10,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
-	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/playertest"
 )
 
 func wantCode(t *testing.T, err error, code string) {

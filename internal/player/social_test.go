@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/player"
-	"github.com/towerdefence/platformctl/internal/player/playertest"
+	"github.com/towerdefence/platformctl/internal/playertest"
 )
 
 // TestMutualFirstRequestsRace has two players who never used the player
