@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -43,6 +45,13 @@ func TestMain(m *testing.M) {
 			os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
+	}
+	flag.Parse()
+	if testing.Short() {
+		// The suite starts, signals and kills server processes for tens of
+		// seconds: -short is the quick pass, so it leaves the suite out.
+		fmt.Println("skipping the resilience suite under -short")
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
