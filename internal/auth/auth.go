@@ -85,6 +85,11 @@ type Client struct {
 // sign-up's user and session, a reset's password, revocations and notice)
 // run as steps of one Tx in InTx.
 type Store interface {
+	// InTx runs fn in one transaction, committing when fn returns nil. fn
+	// may run more than once: after a serialization failure, a deadlock or
+	// a connection lost before COMMIT the transaction starts again (up to
+	// four runs), so fn works only through tx and resets whatever it
+	// gathers outside it at the start of each run.
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 
 	InsertSession(ctx context.Context, s *Session) error

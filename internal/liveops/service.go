@@ -56,7 +56,11 @@ type Store interface {
 	LiveOpsConfig(ctx context.Context, version int) (*Config, error)
 	// LiveOpsHistory returns the newest versions, newest first.
 	LiveOpsHistory(ctx context.Context, limit int) ([]Head, error)
-	// InTx runs fn in one transaction.
+	// InTx runs fn in one transaction, committing when fn returns nil. fn
+	// may run more than once: after a serialization failure, a deadlock or
+	// a connection lost before COMMIT the transaction starts again (up to
+	// four runs), so fn works only through tx and resets whatever it
+	// gathers outside it at the start of each run.
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
