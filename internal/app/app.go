@@ -93,22 +93,25 @@ type App struct {
 
 // PendingMigrationsError is returned when the database schema is behind
 // the binary and the App may not migrate it.
-type PendingMigrationsError struct{ Pending []string }
-
-func (e *PendingMigrationsError) Error() string {
-	return fmt.Sprintf("the database has %d pending migration(s) (%s): run `platformctl migrate up`, or start serve with --migrate",
-		len(e.Pending), strings.Join(e.Pending, ", "))
+type PendingMigrationsError struct {
+	Pending []string
+	// Serve is set when serve refused to start, which --migrate overrides.
+	Serve bool
 }
 
-// New opens the database and builds the services. On the embedded SQLite
-// database pending migrations are applied at once; on PostgreSQL only when
-// cfg.Migrate is set, because there schema changes belong to the deploy
-// pipeline.
-//
-// The services are built in dependency order, each step from the ones
-// before it: accounts, mail, sessions, player and live-ops, the console,
-// profile changes, then the jobs that sweep after all of them. Services
-// that change what players see publish through the event transport.
+func (e *PendingMigrationsError) Error() string {
+	fix := "run `platformctl migrate up`"
+	if e.Serve {
+		fix += ", or start serve with --migrate"
+	}
+	return fmt.Sprintf("the database has %d pending migration(s) (%s): %s",
+		len(e.Pending), strings.Join(e.Pending, ", "), fix)
+}
+
+// New opens the database and builds every service of `serve`. On the
+// embedded SQLite database pending migrations are applied at once; on
+// PostgreSQL only when cfg.Migrate is set, because there schema changes
+// belong to the deploy pipeline.
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build) (_ *App, err error) {
 	if err := cfg.EnsureSecret(); err != nil {
 		return nil, err
@@ -122,63 +125,144 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 			db.Close()
 		}
 	}()
-	a := &App{Config: cfg, Log: log, Build: build, DB: db, Now: time.Now}
-	if err := a.migrate(ctx); err != nil {
+	if err := migrate(ctx, db, log, cfg.Migrate || db.Dialect() == store.SQLite); err != nil {
+		if pm, ok := errors.AsType[*PendingMigrationsError](err); ok {
+			pm.Serve = true
+		}
 		return nil, err
 	}
-	a.Audit = audit.New(db.Audit(), a.Now)
-	a.System = system.New(build, cfg.Env, db.Dialect(), db, a.Now)
-	a.buildMetrics(ctx)
-	a.Accounts = account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{
-		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
-	}, account.Admission{Wait: cfg.Jobs.HashWait, PerClient: cfg.Jobs.HashPerClient}), a.Now)
-	if err := a.buildMail(); err != nil {
+	return assemble(ctx, cfg, log, build, db, true)
+}
+
+// NewSupport builds the services a support command calls over db, which
+// the caller opened; Close closes it. It never migrates: a database with
+// pending migrations is a PendingMigrationsError on SQLite as on
+// PostgreSQL. It builds no metrics registry and no event hub, and starts
+// nothing: the mail worker and the job runner are there for the commands
+// that wake or run them once (token issue, mail retry, prune).
+func NewSupport(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build, db *store.DB) (*App, error) {
+	if err := cfg.EnsureSecret(); err != nil {
 		return nil, err
 	}
-	a.buildEventTransport()
-	a.buildAuth()
-	a.buildPlayer()
-	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
-		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
-		Metrics: a.eventMetrics})
-	a.eventPub.DeliverTo(a.Events)
-	a.Matchmaking = matchmaking.New(a.LiveOps)
-	a.buildLiveOps()
-	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
-		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
-			Limiter: db.RateLimits(), Watcher: a.eventPub}, a.Now)
+	if err := migrate(ctx, db, log, false); err != nil {
+		return nil, err
+	}
+	return assemble(ctx, cfg, log, build, db, false)
+}
+
+// assemble builds the services over an open, migrated database, each from
+// the ones before it: audit and accounts, mail, the event transport,
+// sessions, live-ops and the player services, the event hub, the console,
+// profile changes, and the jobs that sweep after all of them. serving
+// adds what only `serve` uses: the metrics registry and the event hub.
+func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build, db *store.DB, serving bool) (*App, error) {
+	now := time.Now
+	auditLog := audit.New(db.Audit(), now)
+	sys := system.New(build, cfg.Env, db.Dialect(), db, now)
+	gauges := liveops.NewGauges(db.LiveOps(), now)
+	var metrics *metricSet
+	if serving {
+		metrics = newMetricSet(ctx, db, build, log, gauges)
+	}
+	accounts := account.NewService(db.Accounts(), newHasher(cfg), now)
+	composer, worker, err := newMail(cfg, db, log, metrics.mailAttempts(), now)
 	if err != nil {
 		return nil, err
 	}
-	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, a.Now)
+	transport, publisher := newEventTransport(cfg, db, log)
+	sessions := newAuth(cfg, db, accounts, mailer{composer, worker}, publisher, now)
+	queues := matchmaking.Presets()
+	liveOps := newLiveOps(cfg, db, now)
+	players := newPlayers(cfg, db, queues, liveOps, publisher, now)
+	addPlayerMeta(sys)
+	var hub *events.Hub
+	if serving {
+		hub = events.NewHub(players, sessions, transport, log, events.Options{
+			PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
+			Metrics: metrics.events})
+		publisher.DeliverTo(hub)
+	}
+	profiles, err := profile.New(db.Profiles(), accounts, composer, worker.Wake, sessions.Origins(), auditLog,
+		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
+			Limiter: db.RateLimits(), Watcher: publisher}, now)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{
+		Config: cfg, Log: log, Build: build, DB: db, Now: now,
+		Audit: auditLog, System: sys,
+		Accounts: accounts, Auth: sessions,
+		MailComposer: composer, MailWorker: worker, Outbox: mail.NewOutbox(db.Mail(), auditLog, now),
+		Queues: queues, Players: players, LiveOps: liveOps,
+		Seeder:      seed.New(db.Seed(), accounts, players, queues, now),
+		Admins:      liveops.NewAdmins(db.LiveOps(), now),
+		Console:     newConsole(cfg, db, build, gauges, queues, liveOps, auditLog, now),
+		Testing:     newTesting(cfg, accounts),
+		Profile:     profiles,
+		Matchmaking: matchmaking.New(liveOps),
+		Gauges:      gauges,
+		Events:      hub,
+		eventPub:    publisher,
+	}
+	if serving {
+		a.Metrics, a.httpMetrics = metrics.registry, metrics.http
+	}
+	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
 	return a, nil
 }
 
 // profileRateWindow is the window of the profile change request limits.
 const profileRateWindow = time.Hour
 
-// buildMetrics registers the process, pool, HTTP and event stream
-// metrics and the monitors that read the outbox and sessions at scrape
-// time.
-func (a *App) buildMetrics(ctx context.Context) {
-	a.Metrics = prometheus.NewRegistry()
-	a.Metrics.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(a.DB.SQL(), a.DB.Dialect()),
-	)
-	a.httpMetrics = httpapi.NewMetrics(a.Metrics)
-	a.eventMetrics = events.NewMetrics(a.Metrics)
-	a.processMetrics = newProcessMetrics(a.Metrics, a.Build)
-	a.Gauges = liveops.NewGauges(a.DB.LiveOps(), a.Now)
-	a.Metrics.MustRegister(newMonitorCollector(ctx, a.Log, a.Gauges))
+// metricSet is the Prometheus registry of a serving process and the
+// metrics the services report into.
+type metricSet struct {
+	registry *prometheus.Registry
+	http     *httpapi.Metrics
+	events   *events.Metrics
+	process  *processMetrics
 }
 
-// buildAuth sets up sessions, sign-in and the mailed flows, with attempt
+// newMetricSet registers the process, pool, HTTP and event stream metrics
+// and the monitor that reports the gauges at scrape time.
+func newMetricSet(ctx context.Context, db *store.DB, build platform.Build, log *slog.Logger, gauges *liveops.Gauges) *metricSet {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.SQL(), db.Dialect()),
+	)
+	m := &metricSet{
+		registry: reg,
+		http:     httpapi.NewMetrics(reg),
+		events:   events.NewMetrics(reg),
+		process:  newProcessMetrics(reg, build),
+	}
+	reg.MustRegister(newMonitorCollector(ctx, log, gauges))
+	return m
+}
+
+// mailAttempts is what the mail worker tells of each delivery attempt:
+// nothing without a registry.
+func (m *metricSet) mailAttempts() func(mail.Outcome) {
+	if m == nil {
+		return nil
+	}
+	return m.process.observeMailAttempt
+}
+
+// newHasher is the password hasher of the configured cost, admitting
+// hashes as the settings allow.
+func newHasher(cfg *config.Config) *account.Hasher {
+	return account.NewHasher(account.Argon2Params{
+		MemoryKiB: cfg.Argon2MemoryKiB, Iterations: cfg.Argon2Iterations, Parallelism: cfg.Argon2Parallelism,
+	}, account.Admission{Wait: cfg.Jobs.HashWait, PerClient: cfg.Jobs.HashPerClient})
+}
+
+// newAuth sets up sessions, sign-in and the mailed flows, with attempt
 // limits shared through the database by every replica.
-func (a *App) buildAuth() {
-	cfg := a.Config
-	a.Auth = auth.NewService(a.DB.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
+func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mailer, watcher *events.Publisher, now func() time.Time) *auth.Service {
+	return auth.NewService(db.Sessions(), accounts, m, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -192,10 +276,10 @@ func (a *App) buildAuth() {
 			LoginIP: cfg.RateLimitLoginIP, LoginAccount: cfg.RateLimitLoginAccount,
 			MailIP: cfg.RateLimitMailIP, MailAccount: cfg.RateLimitMailAccount,
 		},
-		Limiter:            a.DB.RateLimits(),
+		Limiter:            db.RateLimits(),
 		AnonymousMailFloor: anonymousMailFloor,
-		Watcher:            a.eventPub,
-	}, a.Now)
+		Watcher:            watcher,
+	}, now)
 }
 
 // anonymousMailFloor is how long an anonymous request for a verification
@@ -210,39 +294,46 @@ type mailer struct {
 	*mail.Worker
 }
 
-// buildPlayer wires the player meta state: live-ops, the player service,
-// the seeder, and the facts /api/meta publishes about them.
-func (a *App) buildPlayer() {
-	a.Queues = matchmaking.Presets()
-	a.LiveOps = liveops.NewService(a.DB.LiveOps(), a.Now, liveops.Options{
-		Environment: a.Config.Env, Catalog: a.DB.LiveOps(),
-		DefaultShortSeed: a.Config.MapSeedShort, DefaultLongSeed: a.Config.MapSeedLong,
-		SeedRefresh: a.Config.LiveOpsRefresh,
+// newLiveOps is the live-ops configuration service.
+func newLiveOps(cfg *config.Config, db *store.DB, now func() time.Time) *liveops.Service {
+	return liveops.NewService(db.LiveOps(), now, liveops.Options{
+		Environment: cfg.Env, Catalog: db.LiveOps(),
+		DefaultShortSeed: cfg.MapSeedShort, DefaultLongSeed: cfg.MapSeedLong,
+		SeedRefresh: cfg.LiveOpsRefresh,
 	})
+}
+
+// newPlayers is the player meta state: decks, friends and lobbies.
+func newPlayers(cfg *config.Config, db *store.DB, queues []matchmaking.Queue, liveOps *liveops.Service, ev *events.Publisher, now func() time.Time) *player.Service {
 	limits := player.DefaultLimits
-	limits.MaxFriends = a.Config.FriendLimit
-	a.Players = player.New(a.DB.Player(), a.Queues, a.LiveOps, player.Options{
-		Limits: limits, LobbyIdleTimeout: a.Config.LobbyIdleTimeout, Now: a.Now, Events: a.eventPub})
-	a.Seeder = seed.New(a.DB.Seed(), a.Accounts, a.Players, a.Queues, a.Now)
-	a.System.AddMeta("social", player.StateMachine())
-	a.System.AddMeta("deckCode", player.DeckCodeInfo())
-	a.System.AddMeta("lobby", player.LobbyInfo())
+	limits.MaxFriends = cfg.FriendLimit
+	return player.New(db.Player(), queues, liveOps, player.Options{
+		Limits: limits, LobbyIdleTimeout: cfg.LobbyIdleTimeout, Now: now, Events: ev})
+}
+
+// addPlayerMeta publishes in /api/meta the facts clients need about the
+// player services.
+func addPlayerMeta(sys *system.Service) {
+	sys.AddMeta("social", player.StateMachine())
+	sys.AddMeta("deckCode", player.DeckCodeInfo())
+	sys.AddMeta("lobby", player.LobbyInfo())
 }
 
 // eventBuffer is how many events a stream may have waiting for a slow
 // client before it is closed as lagging.
 const eventBuffer = 16
 
-// buildEventTransport picks how change notices reach every serve process:
+// newEventTransport picks how change notices reach every serve process:
 // PostgreSQL LISTEN/NOTIFY when several processes may share the database,
 // an in-process channel on the embedded SQLite database.
-func (a *App) buildEventTransport() {
-	if a.DB.Dialect() == store.Postgres {
-		a.eventTransport = events.NewPostgres(a.DB.SQL(), a.Config.DatabaseURL, a.Log)
+func newEventTransport(cfg *config.Config, db *store.DB, log *slog.Logger) (events.Transport, *events.Publisher) {
+	var t events.Transport
+	if db.Dialect() == store.Postgres {
+		t = events.NewPostgres(db.SQL(), cfg.DatabaseURL, log)
 	} else {
-		a.eventTransport = events.NewLocal()
+		t = events.NewLocal()
 	}
-	a.eventPub = events.NewPublisher(a.eventTransport, a.Log)
+	return t, events.NewPublisher(t, log)
 }
 
 // SeedEmptySQLite applies the embedded fixtures to an embedded database
@@ -278,68 +369,70 @@ func embeddedFixtures() (*seed.Set, error) {
 	return set, nil
 }
 
-// buildLiveOps sets up the admin console, role changes and the testing
-// metadata on top of the live-ops service buildPlayer made.
-func (a *App) buildLiveOps() {
-	lo := a.DB.LiveOps()
-	a.Admins = liveops.NewAdmins(lo, a.Now)
-	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
-		Store:        a.Gauges,
-		Queues:       a.Queues,
-		Counters:     liveops.Counters{PendingProfileChanges: a.Gauges, MailOutbox: a.Gauges, OpenLobbies: a.Gauges},
-		LiveOps:      a.LiveOps,
-		Audit:        a.Audit,
-		Build:        a.Build,
-		Environment:  a.Config.Env,
-		Database:     a.DB.Dialect(),
-		TestingTools: a.Config.TestingTools,
-		StartedAt:    a.Now(),
-		Now:          a.Now,
+// newConsole builds the admin console's bootstrap over the gauges the
+// counter job refreshes.
+func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *liveops.Gauges, queues []matchmaking.Queue,
+	liveOps *liveops.Service, auditLog *audit.Log, now func() time.Time) *liveops.Console {
+	return liveops.NewConsole(liveops.ConsoleDeps{
+		Store:        gauges,
+		Queues:       queues,
+		Counters:     liveops.Counters{PendingProfileChanges: gauges, MailOutbox: gauges, OpenLobbies: gauges},
+		LiveOps:      liveOps,
+		Audit:        auditLog,
+		Build:        build,
+		Environment:  cfg.Env,
+		Database:     db.Dialect(),
+		TestingTools: cfg.TestingTools,
+		StartedAt:    now(),
+		Now:          now,
 	})
-	// The testing metadata reads the embedded fixtures, only when it is
-	// served, and not before it is first asked for.
+}
+
+// newTesting serves QA's testing metadata. It reads the embedded fixtures
+// only when it is served, and not before it is first asked for.
+func newTesting(cfg *config.Config, accounts *account.Service) *liveops.Testing {
 	var source liveops.FixtureSource
-	if a.Config.TestingTools {
-		source = qa.NewLazy(embeddedFixtures, a.Accounts)
+	if cfg.TestingTools {
+		source = qa.NewLazy(embeddedFixtures, accounts)
 	}
-	a.Testing = liveops.NewTesting(a.Config.Env, liveops.ToolSwitches{
-		TestingTools: a.Config.TestingTools,
-		MailLog:      a.Config.SMTPURL == "" && !a.Config.IsProduction(),
+	return liveops.NewTesting(cfg.Env, liveops.ToolSwitches{
+		TestingTools: cfg.TestingTools,
+		MailLog:      cfg.SMTPURL == "" && !cfg.IsProduction(),
 	}, source)
 }
 
-// buildMail sets up the outbox and its worker. Without an SMTP URL (only
-// allowed in development) messages are written to the log, links
-// included, instead of being dropped.
-func (a *App) buildMail() error {
-	composer, err := mail.NewComposer(a.Config.Secret, a.Now)
+// newMail sets up the message composer and the outbox's delivery worker.
+// Without an SMTP URL (only allowed in development) messages are written
+// to the log, links included, instead of being dropped.
+func newMail(cfg *config.Config, db *store.DB, log *slog.Logger, onAttempt func(mail.Outcome), now func() time.Time) (*mail.Composer, *mail.Worker, error) {
+	composer, err := mail.NewComposer(cfg.Secret, now)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	var sender mail.Sender = mail.LogSender{Log: a.Log, ShowLinks: !a.Config.IsProduction()}
-	if a.Config.SMTPURL != "" {
-		smtp, err := mail.NewSMTPSender(mail.SMTPConfig{URL: a.Config.SMTPURL, From: a.Config.MailFrom})
+	var sender mail.Sender = mail.LogSender{Log: log, ShowLinks: !cfg.IsProduction()}
+	if cfg.SMTPURL != "" {
+		smtp, err := mail.NewSMTPSender(mail.SMTPConfig{URL: cfg.SMTPURL, From: cfg.MailFrom})
 		if err != nil {
-			return &config.Error{Setting: "PLATFORM_SMTP_URL", Problem: err.Error()}
+			return nil, nil, &config.Error{Setting: "PLATFORM_SMTP_URL", Problem: err.Error()}
 		}
 		sender = smtp
 	}
-	a.MailComposer = composer
-	a.MailWorker = mail.NewWorker(a.DB.Mail(), composer, sender, a.Log, a.Now, mail.WorkerOptions{
-		PollInterval: a.Config.MailPollInterval,
-		BackoffBase:  a.Config.MailRetryBase,
-		Lease:        a.Config.MailLease,
+	worker := mail.NewWorker(db.Mail(), composer, sender, log, now, mail.WorkerOptions{
+		PollInterval: cfg.MailPollInterval,
+		BackoffBase:  cfg.MailRetryBase,
+		Lease:        cfg.MailLease,
 		// The worker wants the lease to cover two conversations; keep
 		// the 30s default when the lease allows it.
-		SendTimeout: min(30*time.Second, a.Config.MailLease/2),
-		OnAttempt:   a.processMetrics.observeMailAttempt,
+		SendTimeout: min(30*time.Second, cfg.MailLease/2),
+		OnAttempt:   onAttempt,
 	})
-	a.Outbox = mail.NewOutbox(a.DB.Mail(), a.Audit, a.Now)
-	return nil
+	return composer, worker, nil
 }
 
-func (a *App) migrate(ctx context.Context) error {
-	m, err := a.DB.Migrator()
+// migrate applies the pending migrations when apply is set, and otherwise
+// returns a PendingMigrationsError naming them.
+func migrate(ctx context.Context, db *store.DB, log *slog.Logger, apply bool) error {
+	m, err := db.Migrator()
 	if err != nil {
 		return err
 	}
@@ -350,7 +443,7 @@ func (a *App) migrate(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	if a.DB.Dialect() == store.Postgres && !a.Config.Migrate {
+	if !apply {
 		files := make([]string, len(pending))
 		for i, p := range pending {
 			files[i] = p.File
@@ -361,7 +454,7 @@ func (a *App) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
-	a.Log.Info("applied migrations", "count", len(applied))
+	log.Info("applied migrations", "count", len(applied))
 	return nil
 }
 

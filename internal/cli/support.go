@@ -12,8 +12,9 @@ import (
 
 // openSupportApp is the preamble of every support command: it loads the
 // command's settings, refuses a database that does not exist (a support
-// command never creates one, nor a secret beside it), says which database
-// it opened, and builds the services. The caller closes the App.
+// command never creates one, nor a secret beside it) or has pending
+// migrations (it never migrates), says which database it opened, and
+// builds the services. The caller closes the App.
 func openSupportApp(cmd *cobra.Command, e *env) (*app.App, error) {
 	cfg, err := loadConfig(cmd, e)
 	if err != nil {
@@ -23,8 +24,12 @@ func openSupportApp(cmd *cobra.Command, e *env) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.Close()
-	return app.New(cmd.Context(), cfg, newLogger(cfg, e), e.build)
+	a, err := app.NewSupport(cmd.Context(), cfg, newLogger(cfg, e), e.build, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // actorPattern is what an operator may call themselves in the audit log.
