@@ -48,6 +48,7 @@ var adapters = map[string][]string{
 	"modernc.org/sqlite":                  {"internal/store"},
 	"github.com/pressly/goose":            {"internal/store"},
 	"github.com/spf13/cobra":              {"internal/cli"},
+	"github.com/spf13/pflag":              {"internal/cli"},
 	"github.com/charmbracelet":            {"internal/cli"},
 	"github.com/muesli/termenv":           {"internal/cli"},
 	"github.com/urfave/negroni":           {"internal/httpapi"},

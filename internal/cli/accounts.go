@@ -66,7 +66,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("email") //nolint:errcheck // the flag exists
 	cmd.MarkFlagRequired("name")  //nolint:errcheck // the flag exists
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd, "argon2-memory-kib", "argon2-iterations", "argon2-parallelism")
 	return cmd
 }
 
@@ -180,7 +180,7 @@ func newSessionsListCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("user") //nolint:errcheck // the flag exists
 	realm = addRealmFlag(cmd)
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -219,7 +219,7 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("user") //nolint:errcheck // the flag exists
 	realm = addRealmFlag(cmd)
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -283,7 +283,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many entries (1-1000)")
 	completeValues(cmd, "action", auditActions...)
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 

@@ -65,7 +65,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 	cmd.MarkFlagsOneRequired("email", "id")
 	cmd.MarkFlagRequired("role") //nolint:errcheck // the flag exists
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 

@@ -86,6 +86,7 @@ func newRootCmd(e *env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("platformctl {{.Version}}\n")
+	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return withExit(ExitUsage, err)
 	})

@@ -43,7 +43,7 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 		}),
 	}
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -185,6 +185,6 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("size") //nolint:errcheck // the flag exists
 	cmd.MarkFlagRequired("seed") //nolint:errcheck // the flag exists
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }

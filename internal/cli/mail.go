@@ -62,7 +62,7 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 	completeValues(cmd, "status", statuses...)
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many messages (up to 1000)")
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -104,7 +104,7 @@ func newMailShowCmd(e *env) *cobra.Command {
 		}),
 	}
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -130,6 +130,6 @@ func newMailRetryCmd(e *env) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }

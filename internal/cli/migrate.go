@@ -44,7 +44,9 @@ type migrateOpts struct {
 }
 
 func addMigrateFlags(cmd *cobra.Command, locks bool) *migrateOpts {
-	bindSettings(cmd, config.GroupDatabase)
+	// The migrate verbs open the database with the default pool, so the
+	// pool settings would change nothing here.
+	bindFlags(cmd, []config.Group{config.GroupDatabase}, func(s config.Setting) bool { return !strings.HasPrefix(s.Flag, "db-") })
 	o := &migrateOpts{}
 	o.output = addOutputFlag(cmd)
 	if locks {

@@ -57,6 +57,6 @@ func newPruneCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "count what would be removed; change nothing")
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd, "mail-retention", "audit-retention", "token-ttl")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,22 +37,44 @@ func (v *settingValue) Set(s string) error {
 
 // bindSettings registers a typed flag for each setting of groups on cmd,
 // each naming its environment variable in the help text. Without groups it
-// binds what the support commands take: database and services settings.
+// binds the database and services settings.
 func bindSettings(cmd *cobra.Command, groups ...config.Group) {
 	if len(groups) == 0 {
 		groups = []config.Group{config.GroupDatabase, config.GroupServices}
 	}
+	bindFlags(cmd, groups, func(config.Setting) bool { return true })
+}
+
+// supportSettings are the settings every support command reads: where the
+// database is, the environment, the secret its tokens are keyed with, and
+// how it logs.
+var supportSettings = []string{"env", "database-url", "data-dir", "secret", "log-level", "log-format"}
+
+// bindSupportSettings gives a support command flags for supportSettings
+// and for the settings named in extra, the ones its own work reads. The
+// command still takes every database and services setting from the
+// environment, as before; it only shows no flag that would change nothing.
+func bindSupportSettings(cmd *cobra.Command, extra ...string) {
+	bindFlags(cmd, []config.Group{config.GroupDatabase, config.GroupServices}, func(s config.Setting) bool {
+		return slices.Contains(supportSettings, s.Flag) || slices.Contains(extra, s.Flag)
+	})
+}
+
+// bindFlags registers the flags of the settings of groups that show
+// accepts, and records the groups the command loads.
+func bindFlags(cmd *cobra.Command, groups []config.Group, show func(config.Setting) bool) {
 	for _, s := range config.Settings() {
-		if !s.In(groups) {
+		if !s.In(groups) || !show(s) {
 			continue
 		}
 		usage := s.Usage + " [$" + s.Env + "]"
 		if s.Bool {
 			cmd.Flags().Bool(s.Flag, false, usage)
-			continue
+		} else {
+			cmd.Flags().Var(&settingValue{s: s}, s.Flag, usage)
+			cmd.Flags().Lookup(s.Flag).DefValue = s.Default
 		}
-		cmd.Flags().Var(&settingValue{s: s}, s.Flag, usage)
-		cmd.Flags().Lookup(s.Flag).DefValue = s.Default
+		cmd.Flags().SetAnnotation(s.Flag, flagSection, []string{sectionOf(s.Flag)})
 	}
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}

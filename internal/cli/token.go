@@ -71,7 +71,7 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 		}),
 	}
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd)
 	return cmd
 }
 
@@ -146,7 +146,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 	cmd.MarkFlagRequired("type")
 	cmd.MarkFlagRequired("callback-url")
 	output = addOutputFlag(cmd)
-	bindSettings(cmd)
+	bindSupportSettings(cmd, "base-url", "trusted-origins", "token-ttl")
 	return cmd
 }
 
