@@ -35,7 +35,13 @@ func updating() bool {
 // goldenFile compares got with testdata/map/name, or rewrites it with -update.
 func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "map", name)
+	goldenIn(t, "map", name, got)
+}
+
+// goldenIn compares got with testdata/dir/name, or rewrites it with -update.
+func goldenIn(t *testing.T, dir, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", dir, name)
 	if updating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
