@@ -162,7 +162,7 @@ func (m *Migrator) syncChecksums(ctx context.Context, conn *sql.Conn) error {
 	}
 	for v := range recorded {
 		if !isApplied[v] {
-			if _, err := conn.ExecContext(ctx, m.rebind("DELETE FROM "+checksumTable+" WHERE version = ?"), v); err != nil {
+			if _, err := conn.ExecContext(ctx, m.db.placeholders("DELETE FROM "+checksumTable+" WHERE version = ?"), v); err != nil {
 				return mapError(err)
 			}
 		}
@@ -176,7 +176,7 @@ func (m *Migrator) syncChecksums(ctx context.Context, conn *sql.Conn) error {
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, m.rebind("INSERT INTO "+checksumTable+" (version, file, sha256) VALUES (?, ?, ?)"),
+		if _, err := conn.ExecContext(ctx, m.db.placeholders("INSERT INTO "+checksumTable+" (version, file, sha256) VALUES (?, ?, ?)"),
 			v, m.files[v], sum); err != nil {
 			return mapError(err)
 		}
@@ -206,22 +206,4 @@ func (m *Migrator) recordedChecksums(ctx context.Context, q sqlQueryer) (map[int
 		sums[v] = sum
 	}
 	return sums, rows.Err()
-}
-
-// rebind turns ? placeholders into PostgreSQL's $n.
-func (m *Migrator) rebind(query string) string {
-	if m.db.dialect != Postgres {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
