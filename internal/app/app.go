@@ -182,9 +182,11 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 			Metrics: metrics.events})
 		publisher.DeliverTo(hub)
 	}
-	profiles, err := profile.New(db.Profiles(), accounts, composer, worker.Wake, sessions.Origins(), auditLog,
-		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
-			Limiter: db.RateLimits(), Watcher: publisher}, now)
+	profiles, err := profile.New(profile.Deps{
+		Store: db.Profiles(), Accounts: accounts, Composer: composer, Wake: worker.Wake,
+		Origins: sessions.Origins(), Audit: auditLog, Now: now,
+	}, profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
+		Limiter: db.RateLimits(), Watcher: publisher})
 	if err != nil {
 		return nil, err
 	}

@@ -252,9 +252,24 @@ type Service struct {
 	now      func() time.Time
 }
 
-// New returns the service. wake is called after a commit that enqueued
-// mail, so the delivery worker sends it at once.
-func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), origins Origins, auditLog *audit.Log, opts Options, now func() time.Time) (*Service, error) {
+// Deps are the services a profile Service works with.
+type Deps struct {
+	Store    Store
+	Accounts Accounts
+	// Composer seals the confirmation mails; Wake is called after a commit
+	// that enqueued one, so the delivery worker sends it at once (nil:
+	// nothing to wake).
+	Composer *mail.Composer
+	Wake     func()
+	// Origins checks that a callback URL is on a trusted origin.
+	Origins Origins
+	Audit   *audit.Log
+	// Now is the clock.
+	Now func() time.Time
+}
+
+// New returns the service over d, with the settings of opts.
+func New(d Deps, opts Options) (*Service, error) {
 	if opts.Secret == "" {
 		return nil, errors.New("profile: a secret is required")
 	}
@@ -267,22 +282,22 @@ func New(store Store, accounts Accounts, composer *mail.Composer, wake func(), o
 	if opts.RateLimit > 0 && opts.Limiter == nil {
 		return nil, errors.New("profile: a rate limit needs a limiter")
 	}
-	if wake == nil {
-		wake = func() {}
+	if d.Wake == nil {
+		d.Wake = func() {}
 	}
 	return &Service{
-		store:    store,
-		accounts: accounts,
-		composer: composer,
-		wake:     wake,
-		origins:  origins,
-		audit:    auditLog,
+		store:    d.Store,
+		accounts: d.Accounts,
+		composer: d.Composer,
+		wake:     d.Wake,
+		origins:  d.Origins,
+		audit:    d.Audit,
 		tokenKey: tokenKey(opts.Secret),
 		ttl:      opts.TokenTTL,
 		limiter:  opts.Limiter,
 		rule:     requestRule(opts.RateLimit, opts.RateWindow),
 		watcher:  opts.Watcher,
-		now:      now,
+		now:      d.Now,
 	}, nil
 }
 

@@ -88,7 +88,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e.profiles, err = profile.New(e.db.Profiles(), e.accounts, composer, nil, e.auth.Origins(), e.audit, o, now)
+	e.profiles, err = profile.New(profile.Deps{Store: e.db.Profiles(), Accounts: e.accounts, Composer: composer,
+		Origins: e.auth.Origins(), Audit: e.audit, Now: now}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
