@@ -8,6 +8,7 @@ import (
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 // TestGaugesMatchRealCounts changes accounts, sessions and lobbies from
@@ -59,11 +60,7 @@ func TestGaugesMatchRealCounts(t *testing.T) {
 	}
 	count := func(query string, args ...any) int64 {
 		t.Helper()
-		var n int64
-		if err := a.DB.Bun().NewRaw(query, args...).Scan(ctx, &n); err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-		return n
+		return int64(storetest.Count(t, a.DB, query, args...))
 	}
 	now := time.Now().UTC()
 	checks := []struct {

@@ -56,11 +56,7 @@ func runJobsAfter(t *testing.T, a *app.App, d time.Duration) map[string]int {
 
 func countRows(t *testing.T, a *app.App, query string) int {
 	t.Helper()
-	var n int
-	if err := a.DB.Bun().NewRaw(query).Scan(t.Context(), &n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, a.DB, query)
 }
 
 // The jobs remove sessions and mailed tokens once they expire, and keep

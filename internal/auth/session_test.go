@@ -92,11 +92,7 @@ func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
 // rows counts a table's rows; table is one of the test's fixed names.
 func (f *fixture) rows(t *testing.T, table string) int {
 	t.Helper()
-	var n int
-	if err := f.db.Bun().NewRaw("SELECT count(*) FROM "+table).Scan(t.Context(), &n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, f.db, "SELECT count(*) FROM "+table)
 }
 
 func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {
@@ -131,9 +127,7 @@ func TestSignUpSignInAndLookup(t *testing.T) {
 	}
 	// The token is never stored: the database holds only its 32-byte digest.
 	var stored []byte
-	if err := f.db.Bun().NewRaw("SELECT token_hash FROM sessions WHERE id = ?", p.Session.ID).Scan(ctx, &stored); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, f.db, &stored, "SELECT token_hash FROM sessions WHERE id = ?", p.Session.ID)
 	if want := auth.HashToken(p.Token); !bytes.Equal(stored, want[:]) {
 		t.Fatalf("stored token_hash %x, want the digest %x", stored, want)
 	}

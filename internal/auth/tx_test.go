@@ -16,6 +16,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 var errInjected = errors.New("injected failure")
@@ -98,11 +99,7 @@ func (t failingTx) InsertAudit(ctx context.Context, e *audit.Entry) error {
 // count runs a SELECT count(*) and fails the test on error.
 func (f *fixture) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := f.db.Bun().NewRaw(query, args...).Scan(t.Context(), &n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
+	return storetest.Count(t, f.db, query, args...)
 }
 
 // mailToken stores a live token of purpose for u and returns it raw.
@@ -193,9 +190,7 @@ func TestVerifyEmailChecksAddressAndExpiry(t *testing.T) {
 	p := f.signUp(t, "ada@example.com", "ada")
 	token := f.mailToken(t, auth.PurposeVerifyEmail, p.User)
 	setEmail := func(email string) {
-		if _, err := f.db.Bun().NewRaw("UPDATE users SET email = ? WHERE id = ?", email, p.User.ID).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, f.db, "UPDATE users SET email = ? WHERE id = ?", email, p.User.ID)
 	}
 	setEmail("ada@example.org")
 	if _, err := f.svc.VerifyEmail(ctx, account.RealmPlayer, token); platform.ErrorCode(err) != auth.CodeInvalidToken {

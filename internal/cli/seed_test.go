@@ -14,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 func seedReport(t *testing.T, r result) seed.Report {
@@ -142,8 +143,7 @@ func TestServeSeedsAnEmptyEmbeddedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n int
-	if err := db.Bun().NewRaw("SELECT COUNT(*) FROM users WHERE realm = 'player' AND email LIKE '%@example.test'").Scan(t.Context(), &n); err != nil || n != 6 {
-		t.Errorf("sample players after a fresh serve: %d (%v), want 6", n, err)
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM users WHERE realm = 'player' AND email LIKE '%@example.test'"); n != 6 {
+		t.Errorf("sample players after a fresh serve: %d, want 6", n)
 	}
 }

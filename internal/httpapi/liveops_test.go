@@ -11,6 +11,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/role"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 // liveOpsConfig is a configuration whose events are ended, active and
@@ -64,9 +65,7 @@ func TestAdminRoutesCheckRoles(t *testing.T) {
 		callers[string(r)] = srv.CreateAdminWithRole(t, string(r)).Client
 	}
 	ghost := srv.CreateAdminWithRole(t, "viewer")
-	if _, err := srv.App.DB.Bun().ExecContext(t.Context(), "UPDATE users SET role = 'ghost' WHERE id = ?", ghost.User.ID); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, srv.App.DB, "UPDATE users SET role = 'ghost' WHERE id = ?", ghost.User.ID)
 	callers["unknown role"] = ghost.Client
 
 	routes := []struct {
@@ -238,9 +237,7 @@ func TestLiveOpsAdminBootstrapETag(t *testing.T) {
 func TestLiveOpsNotPublished(t *testing.T) {
 	srv := apitest.New(t)
 	// The embedded database seeds itself; take the fixtures' version away.
-	if _, err := srv.App.DB.Bun().ExecContext(t.Context(), "DELETE FROM liveops_configs"); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, srv.App.DB, "DELETE FROM liveops_configs")
 	admin := srv.CreateAdminWithRole(t, "admin").Client
 	if res := admin.Do("GET", "/api/liveops/admin-bootstrap", nil); res.Status != 404 || res.Code() != liveops.CodeNotPublished {
 		t.Fatalf("unpublished live-ops: %d %s", res.Status, res.Body)

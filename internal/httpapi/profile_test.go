@@ -15,6 +15,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 // profileServer is the whole API with its mail worker delivering to a real
@@ -302,9 +303,7 @@ func TestExpiredAndSupersededTokensOverHTTP(t *testing.T) {
 
 	// Let the second token's hour pass (the test moves the expiry instead
 	// of the clock).
-	if _, err := srv.App.DB.Bun().NewRaw("UPDATE profile_tokens SET expires_at = ?", time.Now().UTC().Add(-time.Second)).Exec(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, srv.App.DB, "UPDATE profile_tokens SET expires_at = ?", time.Now().UTC().Add(-time.Second))
 	res, _ = confirm(t, srv.Client(t), second)
 	wantStatus(t, res, 400, "TOKEN_EXPIRED")
 }

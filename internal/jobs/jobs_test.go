@@ -28,10 +28,7 @@ type leaseRow struct {
 func row(t *testing.T, db *store.DB, job string) leaseRow {
 	t.Helper()
 	var r leaseRow
-	if err := db.Bun().NewRaw("SELECT holder, lease_until, next_run_at, runs, removed FROM job_runs WHERE name = ?", job).
-		Scan(context.WithoutCancel(t.Context()), &r); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, db, &r, "SELECT holder, lease_until, next_run_at, runs, removed FROM job_runs WHERE name = ?", job)
 	return r
 }
 
@@ -145,7 +142,6 @@ func TestLapsedLeaseIsTakenOver(t *testing.T) {
 // and its end neither releases nor reschedules the new holder's claim.
 func TestLostLeaseStopsTheRun(t *testing.T) {
 	db := storetest.Open(t)
-	ctx := t.Context()
 	const lease = 300 * time.Millisecond
 	running := make(chan struct{})
 	ended := make(chan error, 1)
@@ -168,9 +164,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	}()
 	<-running
 	thief := time.Now().Add(time.Hour).UnixMicro()
-	if _, err := db.Bun().NewRaw("UPDATE job_runs SET holder = 'other-replica', lease_until = ? WHERE name = 'long'", thief).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, db, "UPDATE job_runs SET holder = 'other-replica', lease_until = ? WHERE name = 'long'", thief)
 	if err := <-ended; !errors.Is(err, context.Canceled) {
 		t.Fatalf("run after its lease was taken: %v; want it cancelled", err)
 	}

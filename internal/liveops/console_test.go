@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 // TestConsoleCounts builds accounts, sessions (one of them expired) and
@@ -60,14 +61,10 @@ func TestConsoleCounts(t *testing.T) {
 	}{{"pending", 200 * time.Hour}, {"pending", 150 * time.Hour}, {"completed", 200 * time.Hour}} {
 		id := uuid.New()
 		typ := []string{"profile", "email", "password"}[i]
-		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_changes (id, user_id, type, status, step, base_fingerprint, callback_url, requested_by, created_at, updated_at)
-			VALUES (?, ?, ?, ?, 'confirm', 'x', 'https://play.example.com/confirm', 'self', ?, ?)`, id, late.ID, typ, c.status, t0, t0); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.db.Bun().ExecContext(ctx, `INSERT INTO profile_tokens (token_hash, change_id, user_id, type, step, created_at, expires_at)
-			VALUES (?, ?, ?, ?, 'confirm', ?, ?)`, uuid.NewString(), id, late.ID, typ, t0, t0.Add(c.expires)); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, f.db, `INSERT INTO profile_changes (id, user_id, type, status, step, base_fingerprint, callback_url, requested_by, created_at, updated_at)
+			VALUES (?, ?, ?, ?, 'confirm', 'x', 'https://play.example.com/confirm', 'self', ?, ?)`, id, late.ID, typ, c.status, t0, t0)
+		storetest.Exec(t, f.db, `INSERT INTO profile_tokens (token_hash, change_id, user_id, type, step, created_at, expires_at)
+			VALUES (?, ?, ?, ?, 'confirm', ?, ?)`, uuid.NewString(), id, late.ID, typ, t0, t0.Add(c.expires))
 	}
 	f.clock.set(t0.Add(169 * time.Hour))
 

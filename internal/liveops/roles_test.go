@@ -21,21 +21,16 @@ func insertAdmin(t *testing.T, db *store.DB, email string, r role.Role) uuid.UUI
 	t.Helper()
 	id := uuid.New()
 	now := time.Now().UTC()
-	_, err := db.Bun().ExecContext(t.Context(),
+	storetest.Exec(t, db,
 		"INSERT INTO users (id, realm, email, name, password_hash, role, created_at, updated_at) VALUES (?, 'admin', ?, ?, 'x', ?, ?, ?)",
 		id, email, email, string(r), now, now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return id
 }
 
 func roleOf(t *testing.T, db *store.DB, id uuid.UUID) role.Role {
 	t.Helper()
 	var r string
-	if err := db.Bun().NewSelect().Table("users").Column("role").Where("id = ?", id).Scan(t.Context(), &r); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, db, &r, "SELECT role FROM users WHERE id = ?", id)
 	return role.Role(r)
 }
 
@@ -97,10 +92,8 @@ func TestSetRole(t *testing.T) {
 	}
 
 	// A player with the same email is not an administrator.
-	if _, err := db.Bun().ExecContext(ctx, "INSERT INTO users (id, realm, email, name, password_hash, created_at, updated_at) VALUES (?, 'player', 'pat@example.com', 'Pat', 'x', ?, ?)",
-		uuid.New(), t0, t0); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, db, "INSERT INTO users (id, realm, email, name, password_hash, created_at, updated_at) VALUES (?, 'player', 'pat@example.com', 'Pat', 'x', ?, ?)",
+		uuid.New(), t0, t0)
 	if _, err := admins.SetRole(ctx, "os:alice", liveops.AdminRef{Email: "pat@example.com"}, "admin", ""); platform.ErrorCode(err) != liveops.CodeAdminNotFound {
 		t.Fatalf("player promoted: %v", err)
 	}

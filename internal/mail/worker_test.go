@@ -138,9 +138,7 @@ func (f *fixture) waitStatus(t *testing.T, id uuid.UUID, want mail.Status, timeo
 func (f *fixture) payloadPurged(t *testing.T, id uuid.UUID) bool {
 	t.Helper()
 	var purged bool
-	if err := f.db.Bun().NewRaw("SELECT payload IS NULL FROM mail_outbox WHERE id = ?", id).Scan(t.Context(), &purged); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, f.db, &purged, "SELECT payload IS NULL FROM mail_outbox WHERE id = ?", id)
 	return purged
 }
 
@@ -524,9 +522,8 @@ func TestPruneMail(t *testing.T) {
 	if _, _, err := ms.GetMail(t.Context(), sent.ID); platform.ErrorCode(err) != platform.CodeNotFound {
 		t.Fatalf("pruned message still there: %v", err)
 	}
-	var attempts int
-	if err := f.db.Bun().NewRaw("SELECT count(*) FROM mail_attempts WHERE message_id = ?", sent.ID).Scan(t.Context(), &attempts); err != nil || attempts != 0 {
-		t.Fatalf("%d attempts of the pruned message remain (%v)", attempts, err)
+	if attempts := storetest.Count(t, f.db, "SELECT count(*) FROM mail_attempts WHERE message_id = ?", sent.ID); attempts != 0 {
+		t.Fatalf("%d attempts of the pruned message remain", attempts)
 	}
 	f.get(t, pending.ID)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/playertest"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 func wantCode(t *testing.T, err error, code string) {
@@ -119,13 +120,9 @@ func TestIdleLobbiesClose(t *testing.T) {
 		t.Fatalf("second sweep closed %d, %v", n, err)
 	}
 	// A day later the closed lobbies are gone for good.
-	var rows int
 	count := func() int {
 		t.Helper()
-		if err := env.DB.Bun().NewRaw("SELECT COUNT(*) FROM lobbies").Scan(ctx, &rows); err != nil {
-			t.Fatal(err)
-		}
-		return rows
+		return storetest.Count(t, env.DB, "SELECT COUNT(*) FROM lobbies")
 	}
 	before := count()
 	env.Clock.Advance(player.ClosedLobbyRetention + time.Minute)

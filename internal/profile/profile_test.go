@@ -293,11 +293,7 @@ func TestPasswordChange(t *testing.T) {
 	if notice := e.mailTo(t, p.User.Email); !strings.Contains(notice.Subject, "was changed") {
 		t.Fatalf("no password-changed notice, last mail %q", notice.Subject)
 	}
-	var leftover int
-	if err := e.db.Bun().NewRaw("SELECT count(*) FROM profile_changes WHERE new_password_hash IS NOT NULL").Scan(ctx, &leftover); err != nil {
-		t.Fatal(err)
-	}
-	if leftover != 0 {
+	if leftover := storetest.Count(t, e.db, "SELECT count(*) FROM profile_changes WHERE new_password_hash IS NOT NULL"); leftover != 0 {
 		t.Fatalf("%d finished changes still hold a password hash", leftover)
 	}
 }
@@ -687,11 +683,7 @@ func TestNothingHalfWritten(t *testing.T) {
 	err := e.profiles.RequestProfileChange(ctx, a.User, profile.ProfileChangeInput{Name: "A", Nickname: b.User.Nickname, CallbackURL: callback})
 	wantCode(t, err, account.CodeNicknameTaken)
 	for _, table := range []string{"profile_changes", "profile_tokens", "mail_outbox"} {
-		var n int
-		if err := e.db.Bun().NewRaw("SELECT count(*) FROM "+table).Scan(ctx, &n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
+		if n := storetest.Count(t, e.db, "SELECT count(*) FROM "+table); n != 0 {
 			t.Errorf("%s has %d rows after a refused request", table, n)
 		}
 	}

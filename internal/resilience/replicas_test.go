@@ -287,9 +287,7 @@ func TestReplicasRunEachJobOncePerPeriod(t *testing.T) {
 	deadline := time.Now().Add(20 * sweepEvery)
 	for len(holders) < 2 && time.Now().Before(deadline) {
 		var h string
-		if err := db.Bun().NewRaw("SELECT holder FROM job_runs WHERE name = 'expired-sessions'").Scan(t.Context(), &h); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, db, &h, "SELECT holder FROM job_runs WHERE name = 'expired-sessions'")
 		holders[h] = true
 		time.Sleep(sweepEvery / 3)
 	}
@@ -335,11 +333,8 @@ func TestReplicasSurviveTerminatedBackends(t *testing.T) {
 		get("/api/player/bootstrap")
 	}
 	for round := range 3 {
-		var killed int
-		if err := db.Bun().NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(t.Context(), &killed); err != nil {
-			t.Fatal(err)
-		}
+		killed := storetest.Count(t, db, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 		if killed == 0 {
 			t.Fatalf("round %d: no backends of the replicas to terminate", round)
 		}

@@ -57,11 +57,8 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	lease := func() sweepLease {
 		t.Helper()
 		var l sweepLease
-		if err := db.Bun().NewRaw(`SELECT COALESCE(MAX(holder), '') AS holder, COALESCE(MAX(lease_until), 0) AS lease_until,
-			COALESCE(MAX(runs), 0) AS runs, COALESCE(MAX(removed), 0) AS removed FROM job_runs WHERE name = 'expired-sessions'`).
-			Scan(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, db, &l, `SELECT COALESCE(MAX(holder), '') AS holder, COALESCE(MAX(lease_until), 0) AS lease_until,
+			COALESCE(MAX(runs), 0) AS runs, COALESCE(MAX(removed), 0) AS removed FROM job_runs WHERE name = 'expired-sessions'`)
 		return l
 	}
 	// Both replicas start by sweeping the empty table; one runs the first
@@ -78,18 +75,12 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	seeded := seedSessions(t, db)
 	count := func(where string) int {
 		t.Helper()
-		var n int
-		if err := db.Bun().NewRaw("SELECT count(*) FROM sessions WHERE "+where, seeded).Scan(ctx, &n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return storetest.Count(t, db, "SELECT count(*) FROM sessions WHERE "+where, seeded)
 	}
 	const expired, live = "expires_at <= ?", "expires_at > ?"
 
 	// Make the job due now.
-	if _, err := db.Bun().NewRaw("UPDATE job_runs SET next_run_at = 0 WHERE name = 'expired-sessions'").Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, db, "UPDATE job_runs SET next_run_at = 0 WHERE name = 'expired-sessions'")
 
 	// Mid-sweep, as the database shows it: the lease claimed and held, and
 	// the expired rows falling but not gone.
@@ -185,9 +176,7 @@ func seedSessions(t *testing.T, db *store.DB) time.Time {
 		sign   int
 		n      int
 	}{{"expired-", now, -1, killExpired}, {"live-", now.Add(24 * time.Hour), 1, killLive}} {
-		if _, err := db.Bun().NewRaw(insert, s.prefix, u.ID, s.from, s.sign, created, created, s.n).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, db, insert, s.prefix, u.ID, s.from, s.sign, created, created, s.n)
 	}
 	return now
 }
@@ -218,11 +207,8 @@ func waitNoDeletes(t *testing.T, db *store.DB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var n int
-		if err := db.Bun().NewRaw(`SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND state <> 'idle' AND query LIKE 'DELETE FROM sessions%'`).Scan(t.Context(), &n); err != nil {
-			t.Fatal(err)
-		}
+		n := storetest.Count(t, db, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND state <> 'idle' AND query LIKE 'DELETE FROM sessions%'`)
 		if n == 0 {
 			return
 		}

@@ -26,11 +26,7 @@ func snapshot(t *testing.T, db *store.DB) map[string]int {
 	out := map[string]int{}
 	for _, table := range []string{"content_catalogs", "content_card_ids", "liveops_configs", "fixture_ledger", "users",
 		"player_profiles", "player_decks", "social_edges", "lobbies", "lobby_members"} {
-		var n int
-		if err := db.Bun().NewRaw("SELECT COUNT(*) FROM "+table).Scan(t.Context(), &n); err != nil {
-			t.Fatal(err)
-		}
-		out[table] = n
+		out[table] = storetest.Count(t, db, "SELECT COUNT(*) FROM "+table)
 	}
 	return out
 }
@@ -287,11 +283,8 @@ func TestSeedPublishesCatalogChangesAndGuardsNumIDs(t *testing.T) {
 func TestSeedKeepsOperatorLiveOps(t *testing.T) {
 	ctx := t.Context()
 	env := playertest.New(t, playertest.Options{})
-	_, err := env.DB.Bun().NewRaw(`INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at)
-		SELECT version + 1, 'op', 'op', body, 'operator', published_at FROM liveops_configs`).Exec(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, env.DB, `INSERT INTO liveops_configs (version, etag, content_hash, body, source, published_at)
+		SELECT version + 1, 'op', 'op', body, 'operator', published_at FROM liveops_configs`)
 	m := mapFS(t)
 	edit(t, m, seed.FileLiveOps, "short: 20261121", "short: 42")
 	set, _ := seed.Load(m)

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -80,4 +81,42 @@ func OpenEmpty(tb testing.TB) *store.DB {
 	}
 	tb.Cleanup(func() { db.Close() })
 	return db
+}
+
+// The helpers below are the tests' one door to the tables themselves, for
+// a test that must look at rows no service shows (a hash, a lease) or put
+// the database into a state no service reaches (a lapsed lease, an expired
+// token). The query is written with ? placeholders on either database. They
+// run under tb's context without its cancellation, so a cleanup may use
+// them too, and fail tb on any error.
+
+// Count returns the integer query answers: a count, usually.
+func Count(tb testing.TB, db *store.DB, query string, args ...any) int {
+	tb.Helper()
+	var n int
+	Scan(tb, db, &n, query, args...)
+	return n
+}
+
+// Scan runs query and scans its first row into dest: one value, or a
+// struct whose bun tags name the columns.
+func Scan(tb testing.TB, db *store.DB, dest any, query string, args ...any) {
+	tb.Helper()
+	if err := db.Bun().NewRaw(query, args...).Scan(context.WithoutCancel(tb.Context()), dest); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+}
+
+// Exec runs a statement and returns how many rows it changed.
+func Exec(tb testing.TB, db *store.DB, query string, args ...any) int64 {
+	tb.Helper()
+	res, err := db.Bun().ExecContext(context.WithoutCancel(tb.Context()), query, args...)
+	if err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return n
 }
