@@ -33,7 +33,7 @@ var floors = [][]string{
 // production package imports them.
 var testHelpers = []string{
 	"internal/storetest", "internal/playertest", "internal/apitest", "internal/mailtest",
-	"internal/benchcpu", "internal/netfault", "internal/resilience",
+	"internal/benchcpu", "internal/netfault", "internal/resilience", "internal/testwait",
 }
 
 // scripts are the load, benchmark and data tools: they may import anything

@@ -17,6 +17,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // binary is platformctl built once for these tests: exit codes, refusals
@@ -237,14 +238,7 @@ func blockMigrations(t *testing.T, url string) func() {
 // waitForLockHolder returns once some process holds the migration lock.
 func waitForLockHolder(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if lockHeld(t, url) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the migrating job never took the lock")
+	testwait.For(t, 20*time.Second, "the migrating job to take the lock", func() bool { return lockHeld(t, url) })
 }
 
 func lockHeld(t *testing.T, url string) bool {

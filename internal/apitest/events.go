@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // Event is one Server-Sent Event as a client reads it.
@@ -164,13 +167,12 @@ func (s *Stream) Ended(tb testing.TB, wait time.Duration) {
 // WaitHeartbeats waits until the stream has carried n comment lines.
 func (s *Stream) WaitHeartbeats(tb testing.TB, n int64, wait time.Duration) {
 	tb.Helper()
-	deadline := time.Now().Add(wait)
-	for s.heartbeats.Load() < n {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%d heartbeats within %s, want %d", s.heartbeats.Load(), wait, n)
+	testwait.Nil(tb, wait, func() error {
+		if got := s.heartbeats.Load(); got < n {
+			return fmt.Errorf("%d heartbeats, want %d", got, n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Close stops reading and closes the connection.

@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mailtest"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 func enqueue(t *testing.T, srv *apitest.Server, to string) *mail.Outgoing {
@@ -54,13 +57,12 @@ func TestServeDeliversOutbox(t *testing.T) {
 func TestDevelopmentLogsMail(t *testing.T) {
 	srv := apitest.New(t)
 	out := enqueue(t, srv, "ada@example.com")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(srv.Logs(), out.ID.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("message %s never logged:\n%s", out.ID, srv.Logs())
+	testwait.Nil(t, 10*time.Second, func() error {
+		if logs := srv.Logs(); !strings.Contains(logs, out.ID.String()) {
+			return fmt.Errorf("message %s not logged:\n%s", out.ID, logs)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, line := range strings.Split(srv.Logs(), "\n") {
 		if strings.Contains(line, out.ID.String()) && strings.Contains(line, "level=INFO") {
 			if !strings.Contains(line, "ada@example.com") || !strings.Contains(line, "token="+strings.Repeat("0f", 32)) {
@@ -97,7 +99,7 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { a.Run(ctx); close(done) }()
-		return a, func() { cancel(); <-done; a.Close() }
+		return a, sync.OnceFunc(func() { cancel(); <-done; a.Close() })
 	}
 
 	first, stop := start()
@@ -121,24 +123,20 @@ func TestServeStoppedMidDelivery(t *testing.T) {
 
 	second, stop := start()
 	smtp.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		m, atts, err := second.DB.Mail().GetMail(t.Context(), out.ID)
+	defer stop()
+	var atts []mail.Attempt
+	testwait.Nil(t, 10*time.Second, func() error {
+		m, a, err := second.DB.Mail().GetMail(t.Context(), out.ID)
 		if err != nil {
-			stop()
 			t.Fatal(err)
 		}
-		if m.Status == mail.StatusSent {
-			if len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted || atts[1].Outcome != mail.OutcomeSent {
-				t.Errorf("attempts %+v; want one interrupted, then one sent", atts)
-			}
-			break
+		if atts = a; m.Status != mail.StatusSent {
+			return fmt.Errorf("message still %s after delivery (attempts %+v)", m.Status, atts)
 		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("message still %s after delivery (attempts %+v)", m.Status, atts)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if len(atts) != 2 || atts[0].Outcome != mail.OutcomeInterrupted || atts[1].Outcome != mail.OutcomeSent {
+		t.Errorf("attempts %+v; want one interrupted, then one sent", atts)
 	}
 	stop() // no worker runs now, so the count below is final
 	if n := len(smtp.Messages()); n != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // TestMailFailureCounterSurvivesPurge refuses a message for good, checks
@@ -48,13 +49,7 @@ func TestMailFailureCounterSurvivesPurge(t *testing.T) {
 		}
 		return v
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for scrape("platform_mail_failed_messages") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("messages not failed within 10s: failures %v", scrape("platform_mail_delivery_failures_total"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "two failed messages", func() bool { return scrape("platform_mail_failed_messages") >= 2 })
 	before := scrape("platform_mail_delivery_failures_total")
 	if before != 2 {
 		t.Fatalf("platform_mail_delivery_failures_total = %v after two refused messages, want 2", before)

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // gauge returns the value of the metric name whose labels include want,
@@ -68,51 +70,47 @@ func TestMonitorMetrics(t *testing.T) {
 	}
 	a.MailWorker.Wake()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var families []*dto.MetricFamily
+	testwait.Nil(t, 10*time.Second, func() error {
 		// The figures come from the counter job's snapshot: run the job
 		// as its ticker would.
 		if err := a.Gauges.Refresh(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		families, err := a.Metrics.Gather()
-		if err != nil {
+		var err error
+		if families, err = a.Metrics.Gather(); err != nil {
 			t.Fatal(err)
 		}
-		failures, _ := gauge(t, families, "platform_mail_delivery_failures_total", nil)
-		if failures >= 1 {
-			checks := []struct {
-				name   string
-				labels map[string]string
-				want   float64
-			}{
-				{"platform_sessions_active", map[string]string{"realm": "player"}, 2},
-				{"platform_sessions_active", map[string]string{"realm": "admin"}, 1},
-				{"platform_mail_outbox_depth", nil, 1},
-				{"platform_mail_outbox_messages", map[string]string{"status": "sent"}, 0},
-				{"platform_monitor_up", nil, 1},
-			}
-			for _, c := range checks {
-				got, ok := gauge(t, families, c.name, c.labels)
-				if !ok || got != c.want {
-					t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
-				}
-			}
-			pending, _ := gauge(t, families, "platform_mail_outbox_messages", map[string]string{"status": "pending"})
-			sending, _ := gauge(t, families, "platform_mail_outbox_messages", map[string]string{"status": "sending"})
-			if pending+sending != 1 {
-				t.Errorf("pending %v + sending %v, want 1", pending, sending)
-			}
-			break
+		if failures, _ := gauge(t, families, "platform_mail_delivery_failures_total", nil); failures < 1 {
+			return errors.New("no failed delivery attempt counted")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed delivery attempt counted within 10s")
+		return nil
+	})
+	checks := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"platform_sessions_active", map[string]string{"realm": "player"}, 2},
+		{"platform_sessions_active", map[string]string{"realm": "admin"}, 1},
+		{"platform_mail_outbox_depth", nil, 1},
+		{"platform_mail_outbox_messages", map[string]string{"status": "sent"}, 0},
+		{"platform_monitor_up", nil, 1},
+	}
+	for _, c := range checks {
+		got, ok := gauge(t, families, c.name, c.labels)
+		if !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	pending, _ := gauge(t, families, "platform_mail_outbox_messages", map[string]string{"status": "pending"})
+	sending, _ := gauge(t, families, "platform_mail_outbox_messages", map[string]string{"status": "sending"})
+	if pending+sending != 1 {
+		t.Errorf("pending %v + sending %v, want 1", pending, sending)
 	}
 
 	a.DB.Close()
-	families, err := a.Metrics.Gather()
+	families, err = a.Metrics.Gather()
 	if err != nil {
 		t.Fatalf("a scrape with the database gone must still succeed: %v", err)
 	}

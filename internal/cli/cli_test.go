@@ -15,6 +15,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 type result struct {
@@ -157,22 +158,22 @@ func TestServeMigrationPolicyAndShutdown(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- run(t, ctx, env, args...) }()
 	url := "http://" + args[2] + "/api/health"
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	testwait.Nil(t, 90*time.Second, func() error {
+		select {
+		case r := <-done:
+			t.Fatalf("serve ended before answering: %+v", r)
+		default:
+		}
 		res, err := http.Get(url)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				t.Fatalf("health %d", res.StatusCode)
-			}
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("server never answered: %v; %+v", err, <-done)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("health %d", res.StatusCode)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	metrics, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 func seedReport(t *testing.T, r result) seed.Report {
@@ -122,21 +123,17 @@ func TestServeSeedsAnEmptyEmbeddedDatabase(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- run(t, ctx, env, "serve", "--addr", addr) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Nil(t, 20*time.Second, func() error {
 		res, err := http.Get("http://" + addr + "/api/content/catalog")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
-				t.Fatalf("catalog on a fresh serve: %d", res.StatusCode)
-			}
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server never answered: %v", err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("catalog on a fresh serve: %d", res.StatusCode)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// The development world is there too.
 	db, err := store.Open(t.Context(), env["PLATFORM_DATABASE_URL"])
 	if err != nil {

@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // metricsWatch reads a server's metrics over HTTP and compares them with
@@ -31,10 +31,8 @@ func watchMetrics(t *testing.T, srv *apitest.Server) *metricsWatch {
 // it: counters only go up, by what happened.
 func (w *metricsWatch) moved(deltas map[string]float64) {
 	w.t.Helper()
-	deadline := time.Now().Add(eventWait)
-	for {
+	testwait.Nil(w.t, eventWait, func() error {
 		now := w.srv.Scrape(w.t)
-		done := true
 		for series, delta := range deltas {
 			got, ok := now[series]
 			if !ok {
@@ -46,17 +44,11 @@ func (w *metricsWatch) moved(deltas map[string]float64) {
 				w.t.Fatalf("%s moved by %v, want %v", series, moved, delta)
 			}
 			if moved != delta {
-				done = false
-				if time.Now().After(deadline) {
-					w.t.Fatalf("%s moved by %v, want %v", series, moved, delta)
-				}
+				return fmt.Errorf("%s moved by %v, want %v", series, moved, delta)
 			}
 		}
-		if done {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func closedBy(reason string) string {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/mailtest"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // profileServer is the whole API with its mail worker delivering to a real
@@ -49,20 +51,18 @@ func waitMail(t *testing.T, smtp *mailtest.Server, addr string, n int) mailtest.
 // test after a deadline; it returns the accepted rows.
 func waitOutbox(t *testing.T, srv *apitest.Server, done func([]mail.Message) bool) []mail.Message {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		msgs, err := srv.App.DB.Mail().ListMail(t.Context(), mail.Filter{})
-		if err != nil {
+	var msgs []mail.Message
+	testwait.Nil(t, 15*time.Second, func() error {
+		var err error
+		if msgs, err = srv.App.DB.Mail().ListMail(t.Context(), mail.Filter{}); err != nil {
 			t.Fatal(err)
 		}
-		if done(msgs) {
-			return msgs
+		if !done(msgs) {
+			return fmt.Errorf("outbox not in the wanted state: %+v", msgs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox never reached the wanted state: %+v", msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return msgs
 }
 
 type confirmation struct {

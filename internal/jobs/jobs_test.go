@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/jobs"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -117,13 +118,7 @@ func TestLapsedLeaseIsTakenOver(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the job was not taken over within 10s")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for row(t, db, "sweep").LeaseUntil != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the run's lease was not released within 10s of its start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the run's lease to be released", func() bool { return row(t, db, "sweep").LeaseUntil == 0 })
 	close(stop)
 	wait()
 	if at.Before(lapse) {
@@ -168,13 +163,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	if err := <-ended; !errors.Is(err, context.Canceled) {
 		t.Fatalf("run after its lease was taken: %v; want it cancelled", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for row(t, db, "long").Removed != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the stopped run's count was never recorded")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "the stopped run's count to be recorded", func() bool { return row(t, db, "long").Removed == 1 })
 	if got := row(t, db, "long"); got.Holder != "other-replica" || got.LeaseUntil != thief || got.NextRunAt != 0 {
 		t.Fatalf("the new holder's claim after the old run ended: %+v", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // fastOptions keep outage tests quick: retries within tens of milliseconds.
@@ -122,17 +124,14 @@ func (f *fixture) get(t *testing.T, id uuid.UUID) (*mail.Message, []mail.Attempt
 
 func (f *fixture) waitStatus(t *testing.T, id uuid.UUID, want mail.Status, timeout time.Duration) *mail.Message {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		m, _ := f.get(t, id)
-		if m.Status == want {
-			return m
+	var m *mail.Message
+	testwait.Nil(t, timeout, func() error {
+		if m, _ = f.get(t, id); m.Status != want {
+			return fmt.Errorf("message %s is %s, want %s (last error %q)", id, m.Status, want, m.LastError)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("message %s is %s after %s, want %s (last error %q)", id, m.Status, timeout, want, m.LastError)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return m
 }
 
 func (f *fixture) payloadPurged(t *testing.T, id uuid.UUID) bool {
@@ -160,20 +159,16 @@ func TestServerDownThenUp(t *testing.T) {
 	stop := run(t, w)
 
 	// Wait until at least two attempts have failed against the dead port.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Nil(t, 10*time.Second, func() error {
 		m, _ := f.get(t, out.ID)
-		if m.Attempts >= 2 && m.Status == mail.StatusPending {
-			if m.LastError == "" {
-				t.Fatal("failed attempt recorded no error")
-			}
-			break
+		if m.Attempts < 2 || m.Status != mail.StatusPending {
+			return fmt.Errorf("no retries while the server is down: %+v", m)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no retries while the server is down: %+v", m)
+		if m.LastError == "" {
+			t.Fatal("failed attempt recorded no error")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 
 	srv := mailtest.StartAt(t, addr, mailtest.Options{})
 	got := srv.WaitFor(t, 10*time.Second, mailtest.To("ada@example.com"))
@@ -396,7 +391,11 @@ func TestExpiredMessageNotSent(t *testing.T) {
 				sweeps <- err
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			// The sweep's own period, as the job runner would run it.
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 		sweeps <- nil
 	}()
@@ -436,7 +435,10 @@ func TestOutboxRetry(t *testing.T) {
 		return nil
 	}})
 	auditLog := audit.New(f.db.Audit(), time.Now)
-	outbox := mail.NewOutbox(f.db.Mail(), auditLog, time.Now)
+	// The outbox's clock runs ahead by skew, so a link can expire without
+	// the test waiting for it.
+	var skew atomic.Int64
+	outbox := mail.NewOutbox(f.db.Mail(), auditLog, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
 	w := f.worker(t, f.db, f.sender(t, srv.URL()), fastOptions)
 	ctx := t.Context()
 
@@ -492,7 +494,7 @@ func TestOutboxRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitStatus(t, short.ID, mail.StatusFailed, time.Second)
-	time.Sleep(350 * time.Millisecond)
+	skew.Store(int64(350 * time.Millisecond))
 	if _, err := outbox.Retry(ctx, "os:support", "", short.ID); platform.ErrorCode(err) != mail.CodeMailExpired {
 		t.Errorf("retry of a message whose link expired: %v", err)
 	}

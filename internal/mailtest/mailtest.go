@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"math/big"
 	"mime"
@@ -29,6 +30,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // TLS modes of the server.
@@ -124,18 +127,13 @@ func StartAt(tb testing.TB, addr string, opts Options) *Server {
 
 func (s *Server) listen(tb testing.TB, addr string) net.Listener {
 	var l net.Listener
-	var err error
 	// A just-released port can linger briefly; retry for a moment.
-	for range 50 {
-		l, err = net.Listen("tcp", addr)
-		if err == nil {
-			break
+	testwait.Nil(tb, time.Second, func() (err error) {
+		if l, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("mailtest: listen on %s: %w", addr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		tb.Fatalf("mailtest: listen on %s: %v", addr, err)
-	}
+		return nil
+	})
 	if s.opts.TLS == TLSImplicit {
 		l = tls.NewListener(l, s.tls)
 	}

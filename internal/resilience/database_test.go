@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/netfault"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // requestTimeout is the server's PLATFORM_REQUEST_TIMEOUT in this test
@@ -105,17 +107,12 @@ func TestDatabaseOutage(t *testing.T) {
 			}
 
 			proxy.Set(netfault.Up)
-			deadline := time.Now().Add(15 * time.Second)
-			for {
-				res := c.Do("GET", "/api/health", nil)
-				if res.Status == http.StatusOK {
-					break
+			testwait.Nil(t, 15*time.Second, func() error {
+				if res := c.Do("GET", "/api/health", nil); res.Status != http.StatusOK {
+					return fmt.Errorf("health still %d after the database came back: %s", res.Status, res.Body)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("health still %d 15s after the database came back: %s", res.Status, res.Body)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+				return nil
+			})
 			expectUp(t)
 		})
 	}

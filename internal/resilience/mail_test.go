@@ -17,6 +17,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mailtest"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // confirmPath is where the test's client page would live; the mailed link
@@ -61,8 +62,7 @@ func changeMails(t *testing.T, smtp *mailtest.Server) map[string][]mailtest.Mess
 // then on no worker delivers again, so a duplicate would already show.
 func waitForChangeMails(t *testing.T, db *store.DB, smtp *mailtest.Server, want []string, within time.Duration) map[string][]mailtest.Message {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testwait.Nil(t, within, func() error {
 		got := changeMails(t, smtp)
 		missing := 0
 		for _, addr := range want {
@@ -70,14 +70,12 @@ func waitForChangeMails(t *testing.T, db *store.DB, smtp *mailtest.Server, want 
 				missing++
 			}
 		}
-		if missing == 0 && outboxSettled(t, db) {
-			return changeMails(t, smtp)
+		if missing > 0 || !outboxSettled(t, db) {
+			return fmt.Errorf("%d of %d confirmation mails still missing (or the outbox still busy)", missing, len(want))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d confirmation mails still missing (or the outbox still busy) after %s", missing, len(want), within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return changeMails(t, smtp)
 }
 
 // outboxSettled reports whether no message is pending or being sent.
@@ -135,19 +133,18 @@ func TestSMTPOutageDuringRequests(t *testing.T) {
 	}
 
 	// Let the worker fail against the dead relay a few times.
-	deadline := time.Now().Add(30 * time.Second)
-	for retried := false; !retried; time.Sleep(20 * time.Millisecond) {
+	testwait.Nil(t, 30*time.Second, func() error {
 		msgs, err := srv.App.DB.Mail().ListMail(t.Context(), mail.Filter{Status: mail.StatusPending, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range msgs {
-			retried = retried || m.Attempts >= 2
+			if m.Attempts >= 2 {
+				return nil
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker did not retry against the dead relay: %+v", msgs)
-		}
-	}
+		return fmt.Errorf("the worker did not retry against the dead relay: %+v", msgs)
+	})
 	smtp := mailtest.StartAt(t, smtpAddr, mailtest.Options{})
 	got := waitForChangeMails(t, srv.App.DB, smtp, emails, 30*time.Second)
 

@@ -29,6 +29,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // childEnv makes the test binary act as `platformctl` (see TestMain), so
@@ -113,13 +114,11 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 			t.Logf("serve %s log:\n%s", p.URL, p.logs.String())
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		res, err := http.Get(p.URL + "/api")
-		if err == nil {
+	testwait.Nil(t, 60*time.Second, func() error {
+		if res, err := http.Get(p.URL + "/api"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return p
+				return nil
 			}
 		}
 		select {
@@ -127,11 +126,9 @@ func startServe(t *testing.T, env map[string]string) *serveProc {
 			t.Fatalf("serve exited before answering (%v):\n%s", p.err, p.logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer within a minute:\n%s", p.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("serve does not answer:\n%s", p.logs.String())
+	})
+	return p
 }
 
 // signUpWithEmail creates a player through the services, on the server's

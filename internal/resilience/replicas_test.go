@@ -25,6 +25,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // replicaSet is two serve processes on one PostgreSQL database behind a
@@ -192,17 +193,12 @@ func TestReplicasSeeOneAnother(t *testing.T) {
 	})
 	want := []byte(`"seed":"` + strconv.FormatInt(seed, 10) + `"`)
 	for _, p := range rs.replicas {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			_, body, _ := rs.send(t, p.URL, "GET", "/api/matchmaking/queues", "192.0.2.1", "", nil)
-			if bytes.Contains(body, want) {
-				break
+		testwait.Nil(t, 10*time.Second, func() error {
+			if _, body, _ := rs.send(t, p.URL, "GET", "/api/matchmaking/queues", "192.0.2.1", "", nil); !bytes.Contains(body, want) {
+				return fmt.Errorf("replica %s still serves another short seed after the change: %.300s", p.URL, body)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("replica %s still serves another short seed 10s after the change: %.300s", p.URL, body)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 

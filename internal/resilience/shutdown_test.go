@@ -16,6 +16,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // loadRequest is one kind of request of the shutdown load.
@@ -127,14 +128,12 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 
 	// Load until a good number of requests went through (a slow machine
 	// takes longer), then stop the server in the middle of it.
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(50 * time.Millisecond) {
+	loadStart := time.Now()
+	testwait.For(t, 20*time.Second, "a second of load and 100 requests through", func() bool {
 		mu.Lock()
-		n := len(outcomes)
-		mu.Unlock()
-		if n >= 100 && time.Since(start) > time.Second {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(outcomes) >= 100 && time.Since(loadStart) > time.Second
+	})
 	// A request the server is in the middle of reading when the signal
 	// comes: it must still be answered.
 	finishSlow := startSlowRequest(t, srv.URL, session, "/api/player/decks/import", []byte(`{"code":"not-a-deck","name":"slow"}`))

@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // The kill test's data set and settings: enough expired sessions for a
@@ -64,14 +66,12 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	// Both replicas start by sweeping the empty table; one runs the first
 	// period, and the next is an hour away.
 	var before sweepLease
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if before = lease(); before.Runs > 0 && before.LeaseUntil == 0 {
-			break
+	testwait.Nil(t, 30*time.Second, func() error {
+		if before = lease(); before.Runs == 0 || before.LeaseUntil != 0 {
+			return fmt.Errorf("the first sweep of the empty table has not ended: %+v", before)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first sweep of the empty table did not end within 30s: %+v", before)
-		}
-	}
+		return nil
+	})
 	seeded := seedSessions(t, db)
 	count := func(where string) int {
 		t.Helper()
@@ -126,18 +126,13 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	}
 
 	// Then the survivor claims the job and finishes it, once.
-	deadline = time.Now().Add(60 * time.Second)
 	var done sweepLease
-	for {
-		done = lease()
-		if done.Runs > held.Runs && done.LeaseUntil == 0 {
-			break
+	testwait.Nil(t, 60*time.Second, func() error {
+		if done = lease(); done.Runs <= held.Runs || done.LeaseUntil != 0 {
+			return fmt.Errorf("the job was not taken over and finished after the lapse: %+v", done)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the job was not taken over and finished within 60s of the lapse: %+v", done)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if p, _ := holderOf(t, done.Holder, replicas); p != survivor {
 		t.Fatalf("the job was finished by %s, want the surviving replica (pid %d)", done.Holder, survivor.cmd.Process.Pid)
 	}
@@ -205,16 +200,12 @@ func holderOf(t *testing.T, holder string, replicas []*serveProc) (named, other 
 // waitNoDeletes waits until no backend is running a sweep of sessions.
 func waitNoDeletes(t *testing.T, db *store.DB) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Nil(t, 30*time.Second, func() error {
 		n := storetest.Count(t, db, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND state <> 'idle' AND query LIKE 'DELETE FROM sessions%'`)
-		if n == 0 {
-			return
+		if n > 0 {
+			return fmt.Errorf("%d sweeps of sessions still running after the kill", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sweeps of sessions still running 30s after the kill", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
