@@ -211,14 +211,26 @@ func (c *Config) Validate(queues []string) []Problem {
 	if c.MapSeeds.Short <= 0 || c.MapSeeds.Long <= 0 {
 		ps.Add("mapSeeds", "short and long must both be positive seeds")
 	}
+	flags := c.checkFlags(&ps)
+	c.checkEvents(&ps, flags, queues)
+	c.checkBanners(&ps)
+	c.checkMessages(&ps)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+// checkFlags checks the flags and their rules, and returns them by key.
+func (c *Config) checkFlags(ps *problems) map[string]*Flag {
 	flags := map[string]*Flag{}
 	seen := map[string]bool{}
 	for i := range c.Flags {
 		f := &c.Flags[i]
 		p := fmt.Sprintf("flags[%d]", i)
-		checkKey(&ps, p+".key", f.Key, seen)
+		checkKey(ps, p+".key", f.Key, seen)
 		flags[f.Key] = f
-		checkText(&ps, p+".description", f.Description, false, 280)
+		checkText(ps, p+".description", f.Description, false, 280)
 		if f.Type != TypeBool && f.Type != TypeNumber && f.Type != TypeString {
 			ps.Add(p+".type", "%q is not a flag type (bool, number, string)", f.Type)
 			continue
@@ -229,23 +241,29 @@ func (c *Config) Validate(queues []string) []Problem {
 		rules := map[string]bool{}
 		for j, r := range f.Rules {
 			rp := fmt.Sprintf("%s.rules[%d]", p, j)
-			checkKey(&ps, rp+".id", r.ID, rules)
-			checkAudience(&ps, rp+".audience", r.Audience)
+			checkKey(ps, rp+".id", r.ID, rules)
+			checkAudience(ps, rp+".audience", r.Audience)
 			if !checkValue(f.Type, r.Value) {
 				ps.Add(rp+".value", "must be a %s", f.Type)
 			}
 		}
 	}
-	seen = map[string]bool{}
+	return flags
+}
+
+// checkEvents checks the events against the flags they set and the
+// queues they feature.
+func (c *Config) checkEvents(ps *problems, flags map[string]*Flag, queues []string) {
+	seen := map[string]bool{}
 	for i, e := range c.Events {
 		p := fmt.Sprintf("events[%d]", i)
-		checkKey(&ps, p+".id", e.ID, seen)
-		checkText(&ps, p+".name", e.Name, true, 60)
-		checkText(&ps, p+".description", e.Description, false, 500)
+		checkKey(ps, p+".id", e.ID, seen)
+		checkText(ps, p+".name", e.Name, true, 60)
+		checkText(ps, p+".description", e.Description, false, 500)
 		if e.StartAt.IsZero() || e.EndAt.IsZero() || !e.EndAt.After(e.StartAt) {
 			ps.Add(p, "needs startAt before endAt")
 		}
-		checkAudience(&ps, p+".audience", e.Audience)
+		checkAudience(ps, p+".audience", e.Audience)
 		for _, k := range sortedKeys(e.Flags) {
 			f, ok := flags[k]
 			switch {
@@ -264,15 +282,18 @@ func (c *Config) Validate(queues []string) []Problem {
 			ps.Add(p+".mapSeeds", "seeds cannot be negative (0 keeps the default)")
 		}
 	}
-	seen = map[string]bool{}
+}
+
+func (c *Config) checkBanners(ps *problems) {
+	seen := map[string]bool{}
 	for i, b := range c.Banners {
 		p := fmt.Sprintf("banners[%d]", i)
-		checkKey(&ps, p+".id", b.ID, seen)
-		checkText(&ps, p+".title", b.Title, true, 80)
-		checkText(&ps, p+".body", b.Body, false, 500)
-		checkLink(&ps, p+".link", b.Link)
+		checkKey(ps, p+".id", b.ID, seen)
+		checkText(ps, p+".title", b.Title, true, 80)
+		checkText(ps, p+".body", b.Body, false, 500)
+		checkLink(ps, p+".link", b.Link)
 		if b.ImageURL != "" {
-			checkLink(&ps, p+".imageUrl", b.ImageURL)
+			checkLink(ps, p+".imageUrl", b.ImageURL)
 		}
 		if b.Placement != PlacementHome && b.Placement != PlacementPlay && b.Placement != PlacementShop {
 			ps.Add(p+".placement", "%q is not a placement (home, play, shop)", b.Placement)
@@ -280,13 +301,8 @@ func (c *Config) Validate(queues []string) []Problem {
 		if b.StartAt != nil && b.EndAt != nil && !b.EndAt.After(*b.StartAt) {
 			ps.Add(p, "endAt must be after startAt")
 		}
-		checkAudience(&ps, p+".audience", b.Audience)
+		checkAudience(ps, p+".audience", b.Audience)
 	}
-	c.checkMessages(&ps)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -226,68 +226,96 @@ func checkSizes(ps *problems, path string, sizes []string) {
 // the section (rules, towers, traps, units, cards, starterDecks).
 func (c *Content) Validate() []Problem {
 	var ps problems
+	c.checkRules(&ps)
+	entities := map[string]map[string]bool{KindTower: c.checkTowers(&ps), KindTrap: c.checkTraps(&ps), KindUnit: c.checkUnits(&ps)}
+	c.checkCards(&ps, entities)
+	c.checkStarterDecks(&ps)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+func (c *Content) checkRules(ps *problems) {
 	r := c.Rules.Deck
-	checkRange(&ps, "rules.deck.minCards", r.MinCards, 1, 60)
-	checkRange(&ps, "rules.deck.maxCards", r.MaxCards, max(r.MinCards, 1), 60)
+	checkRange(ps, "rules.deck.minCards", r.MinCards, 1, 60)
+	checkRange(ps, "rules.deck.maxCards", r.MaxCards, max(r.MinCards, 1), 60)
 	for _, l := range []struct {
 		rarity string
 		v      int
 	}{{RarityCommon, r.MaxCopies.Common}, {RarityRare, r.MaxCopies.Rare}, {RarityEpic, r.MaxCopies.Epic}, {RarityLegendary, r.MaxCopies.Legendary}} {
-		checkRange(&ps, "rules.deck.maxCopies."+l.rarity, l.v, 1, 9)
+		checkRange(ps, "rules.deck.maxCopies."+l.rarity, l.v, 1, 9)
 	}
+}
 
+// checkTowers checks the towers and returns their ids.
+func (c *Content) checkTowers(ps *problems) map[string]bool {
 	towers := map[string]bool{}
 	for i, t := range c.Towers {
 		p := fmt.Sprintf("towers[%d]", i)
-		checkSlug(&ps, p+".id", t.ID, towers)
-		checkText(&ps, p, t.Name, t.Description)
-		checkRange(&ps, p+".footprint", t.Footprint, 1, 3)
-		checkRange(&ps, p+".cost", t.Cost, 0, 10000)
-		checkRange(&ps, p+".damage", t.Damage, 1, 100000)
-		checkRange(&ps, p+".range", t.Range, 1, 20)
-		checkRange(&ps, p+".cooldownMs", t.CooldownMs, 50, 60000)
-		checkRange(&ps, p+".splashRadius", t.SplashRadius, 0, 5)
-		checkSizes(&ps, p+".targets", t.Targets)
+		checkSlug(ps, p+".id", t.ID, towers)
+		checkText(ps, p, t.Name, t.Description)
+		checkRange(ps, p+".footprint", t.Footprint, 1, 3)
+		checkRange(ps, p+".cost", t.Cost, 0, 10000)
+		checkRange(ps, p+".damage", t.Damage, 1, 100000)
+		checkRange(ps, p+".range", t.Range, 1, 20)
+		checkRange(ps, p+".cooldownMs", t.CooldownMs, 50, 60000)
+		checkRange(ps, p+".splashRadius", t.SplashRadius, 0, 5)
+		checkSizes(ps, p+".targets", t.Targets)
 	}
+	return towers
+}
+
+// checkTraps checks the traps and returns their ids.
+func (c *Content) checkTraps(ps *problems) map[string]bool {
 	traps := map[string]bool{}
 	for i, t := range c.Traps {
 		p := fmt.Sprintf("traps[%d]", i)
-		checkSlug(&ps, p+".id", t.ID, traps)
-		checkText(&ps, p, t.Name, t.Description)
-		checkRange(&ps, p+".cost", t.Cost, 0, 10000)
+		checkSlug(ps, p+".id", t.ID, traps)
+		checkText(ps, p, t.Name, t.Description)
+		checkRange(ps, p+".cost", t.Cost, 0, 10000)
 		if t.Trigger != TriggerEnter && t.Trigger != TriggerTimer {
 			ps.Add(p+".trigger", "%q is not a trigger (enter, timer)", t.Trigger)
 		}
-		checkRange(&ps, p+".charges", t.Charges, 1, 100)
-		checkRange(&ps, p+".damage", t.Damage, 0, 100000)
-		checkRange(&ps, p+".slowPercent", t.SlowPercent, 0, 90)
-		checkRange(&ps, p+".stunMs", t.StunMs, 0, 10000)
+		checkRange(ps, p+".charges", t.Charges, 1, 100)
+		checkRange(ps, p+".damage", t.Damage, 0, 100000)
+		checkRange(ps, p+".slowPercent", t.SlowPercent, 0, 90)
+		checkRange(ps, p+".stunMs", t.StunMs, 0, 10000)
 		if t.Damage == 0 && t.SlowPercent == 0 && t.StunMs == 0 {
 			ps.Add(p, "has no effect: set damage, slowPercent or stunMs")
 		}
-		checkSizes(&ps, p+".affects", t.Affects)
+		checkSizes(ps, p+".affects", t.Affects)
 	}
+	return traps
+}
+
+// checkUnits checks the units and returns their ids.
+func (c *Content) checkUnits(ps *problems) map[string]bool {
 	units := map[string]bool{}
 	for i, u := range c.Units {
 		p := fmt.Sprintf("units[%d]", i)
-		checkSlug(&ps, p+".id", u.ID, units)
-		checkText(&ps, p, u.Name, u.Description)
+		checkSlug(ps, p+".id", u.ID, units)
+		checkText(ps, p, u.Name, u.Description)
 		if u.Size != SizeSmall && u.Size != SizeLarge {
 			ps.Add(p+".size", "%q is not a unit size (small, large)", u.Size)
 		}
-		checkRange(&ps, p+".cost", u.Cost, 0, 10000)
-		checkRange(&ps, p+".hp", u.HP, 1, 1000000)
-		checkRange(&ps, p+".armor", u.Armor, 0, 90)
-		checkRange(&ps, p+".speed", u.Speed, 1, 100)
-		checkRange(&ps, p+".bounty", u.Bounty, 0, 10000)
+		checkRange(ps, p+".cost", u.Cost, 0, 10000)
+		checkRange(ps, p+".hp", u.HP, 1, 1000000)
+		checkRange(ps, p+".armor", u.Armor, 0, 90)
+		checkRange(ps, p+".speed", u.Speed, 1, 100)
+		checkRange(ps, p+".bounty", u.Bounty, 0, 10000)
 	}
+	return units
+}
 
-	entities := map[string]map[string]bool{KindTower: towers, KindTrap: traps, KindUnit: units}
+// checkCards checks the cards against the ids of what they deploy,
+// entities by kind.
+func (c *Content) checkCards(ps *problems, entities map[string]map[string]bool) {
 	cards, numIDs := map[string]bool{}, map[uint32]string{}
 	for i, cd := range c.Cards {
 		p := fmt.Sprintf("cards[%d]", i)
-		checkSlug(&ps, p+".id", cd.ID, cards)
-		checkText(&ps, p, cd.Name, cd.Description)
+		checkSlug(ps, p+".id", cd.ID, cards)
+		checkText(ps, p, cd.Name, cd.Description)
 		switch other, dup := numIDs[cd.NumID]; {
 		case cd.NumID == 0 || cd.NumID > maxNumID:
 			ps.Add(p+".numId", "%d is outside 1-%d", cd.NumID, maxNumID)
@@ -299,18 +327,22 @@ func (c *Content) Validate() []Problem {
 		if !slices.Contains([]string{RarityCommon, RarityRare, RarityEpic, RarityLegendary}, cd.Rarity) {
 			ps.Add(p+".rarity", "%q is not a rarity (common, rare, epic, legendary)", cd.Rarity)
 		}
-		checkRange(&ps, p+".cost", cd.Cost, 0, 20)
+		checkRange(ps, p+".cost", cd.Cost, 0, 20)
 		if known, ok := entities[cd.Deploys.Kind]; !ok {
 			ps.Add(p+".deploys.kind", "%q is not a kind (tower, trap, unit)", cd.Deploys.Kind)
 		} else if !known[cd.Deploys.ID] {
 			ps.Add(p+".deploys.id", "unknown %s %q", cd.Deploys.Kind, cd.Deploys.ID)
 		}
-		checkRange(&ps, p+".maxCopies", cd.MaxCopies, 0, 9)
+		checkRange(ps, p+".maxCopies", cd.MaxCopies, 0, 9)
 		if cd.DisabledReason != "" && !cd.Disabled {
 			ps.Add(p+".disabledReason", "is set but the card is not disabled")
 		}
 	}
+}
 
+// checkStarterDecks checks the starter decks against the catalog: one of
+// them, exactly, is the default.
+func (c *Content) checkStarterDecks(ps *problems) {
 	if len(c.StarterDecks) == 0 {
 		ps.Add("starterDecks", "at least one starter deck is needed: new players get them")
 	}
@@ -318,20 +350,16 @@ func (c *Content) Validate() []Problem {
 	decks, defaults := map[string]bool{}, 0
 	for i, d := range c.StarterDecks {
 		p := fmt.Sprintf("starterDecks[%d]", i)
-		checkSlug(&ps, p+".id", d.ID, decks)
-		checkText(&ps, p, d.Name, "")
+		checkSlug(ps, p+".id", d.ID, decks)
+		checkText(ps, p, d.Name, "")
 		if d.Default {
 			defaults++
 		}
-		cat.checkSpec(&ps, p, d.DeckSpec)
+		cat.checkSpec(ps, p, d.DeckSpec)
 	}
 	if len(c.StarterDecks) > 0 && defaults != 1 {
 		ps.Add("starterDecks", "exactly one starter deck must be the default, found %d", defaults)
 	}
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
 }
 
 // checkSpec resolves a fixture deck and adds a problem for a bad code, an

@@ -304,17 +304,7 @@ func (s *Service) Act(ctx context.Context, playerID uuid.UUID, in SocialActionIn
 
 func (s *Service) actTx(ctx context.Context, tx Tx, me uuid.UUID, target PlayerRef, action string) (*SocialActionResult, error) {
 	now := s.clock()
-	if err := tx.EnsureProfiles(ctx, now, me, target.ID); err != nil {
-		return nil, err
-	}
-	if err := tx.LockProfiles(ctx, me, target.ID); err != nil {
-		return nil, err
-	}
-	mine, err := tx.Edge(ctx, me, target.ID)
-	if err != nil {
-		return nil, err
-	}
-	theirs, err := tx.Edge(ctx, target.ID, me)
+	mine, theirs, err := lockedEdges(ctx, tx, now, me, target.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -328,70 +318,108 @@ func (s *Service) actTx(ctx context.Context, tx Tx, me uuid.UUID, target PlayerR
 	if !res.Changed {
 		return res, nil
 	}
-	hiddenBlock := theirs == StateBlocked
+	ch := edgeChange{me: me, target: target, theirs: theirs, next: next, now: now}
 	// A block or an unblock is never told to its target, nor is anything
 	// done by a player the target blocked.
-	res.targetSees = !hiddenBlock && next != StateBlocked && mine != StateBlocked
-	switch next {
+	res.targetSees = !ch.hiddenBlock() && next != StateBlocked && mine != StateBlocked
+	if err := s.applyEdge(ctx, tx, ch); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// lockedEdges locks both players' profiles (creating them if need be) and
+// returns the edge from me to them and theirs back.
+func lockedEdges(ctx context.Context, tx Tx, now time.Time, me, them uuid.UUID) (mine, theirs string, err error) {
+	if err := tx.EnsureProfiles(ctx, now, me, them); err != nil {
+		return "", "", err
+	}
+	if err := tx.LockProfiles(ctx, me, them); err != nil {
+		return "", "", err
+	}
+	if mine, err = tx.Edge(ctx, me, them); err != nil {
+		return "", "", err
+	}
+	if theirs, err = tx.Edge(ctx, them, me); err != nil {
+		return "", "", err
+	}
+	return mine, theirs, nil
+}
+
+// edgeChange is one social action about to be written: the target's edge
+// back to me as it is, and the state my edge moves to.
+type edgeChange struct {
+	me     uuid.UUID
+	target PlayerRef
+	theirs string
+	next   string
+	now    time.Time
+}
+
+// hiddenBlock reports whether the target blocked me, which I must not
+// learn from what my action does.
+func (c edgeChange) hiddenBlock() bool { return c.theirs == StateBlocked }
+
+// applyEdge checks the caps the new state is under and writes both edges.
+func (s *Service) applyEdge(ctx context.Context, tx Tx, c edgeChange) error {
+	me, target, now := c.me, c.target, c.now
+	switch c.next {
 	case StateOutgoing:
 		if err := s.checkCap(ctx, tx, me, StateOutgoing, s.limits.MaxOutgoingRequests, "pending friend requests"); err != nil {
-			return nil, err
+			return err
 		}
 		if err := s.checkCap(ctx, tx, me, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
-			return nil, err
+			return err
 		}
 		// A hidden block already swallows the request; refusing it
 		// would reveal the block.
-		if !hiddenBlock {
+		if !c.hiddenBlock() {
 			if err := s.checkIncoming(ctx, tx, target); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if err := tx.SetEdge(ctx, me, target.ID, StateOutgoing, now); err != nil {
-			return nil, err
+			return err
 		}
-		if !hiddenBlock {
-			err = tx.SetEdge(ctx, target.ID, me, StateIncoming, now)
+		if !c.hiddenBlock() {
+			return tx.SetEdge(ctx, target.ID, me, StateIncoming, now)
 		}
 	case StateFriend:
 		// Both sides are locked, so concurrent accepts cannot both pass
 		// the cap.
 		if err := s.checkCap(ctx, tx, me, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
-			return nil, err
+			return err
 		}
 		if err := s.checkCap(ctx, tx, target.ID, StateFriend, s.limits.MaxFriends, "friends"); err != nil {
-			return nil, platform.Errorf(platform.KindConflict, CodeSocialLimitReached,
+			return platform.Errorf(platform.KindConflict, CodeSocialLimitReached,
 				"%s cannot take more friends", target.Nickname).WithDetails("limit", s.limits.MaxFriends)
 		}
 		if err := tx.SetEdge(ctx, me, target.ID, StateFriend, now); err != nil {
-			return nil, err
+			return err
 		}
-		err = tx.SetEdge(ctx, target.ID, me, StateFriend, now)
+		return tx.SetEdge(ctx, target.ID, me, StateFriend, now)
 	case StateBlocked:
 		if err := s.checkCap(ctx, tx, me, StateBlocked, s.limits.MaxBlocked, "blocked players"); err != nil {
-			return nil, err
+			return err
 		}
 		if err := tx.SetEdge(ctx, me, target.ID, StateBlocked, now); err != nil {
-			return nil, err
+			return err
 		}
-		if !hiddenBlock && theirs != StateNone {
-			err = tx.DeleteEdge(ctx, target.ID, me)
+		if !c.hiddenBlock() && c.theirs != StateNone {
+			return tx.DeleteEdge(ctx, target.ID, me)
 		}
 	case StateNone:
 		if err := tx.DeleteEdge(ctx, me, target.ID); err != nil {
-			return nil, err
+			return err
 		}
 		// The other side mirrors ours unless it is their own block. After
 		// an unblock, a request they sent while blocked is dropped, as a
 		// decline would.
-		if !hiddenBlock && theirs != StateNone {
-			err = tx.DeleteEdge(ctx, target.ID, me)
+		if !c.hiddenBlock() && c.theirs != StateNone {
+			return tx.DeleteEdge(ctx, target.ID, me)
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return nil
 }
 
 // checkCap fails with SOCIAL_LIMIT_REACHED when the player already has
