@@ -95,86 +95,99 @@ func usable(tok *Token, now time.Time) error {
 func (s *Service) apply(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
 	switch {
 	case c.Type == TypeProfile:
-		if err := nicknameFree(c.NewNickname)(ctx, tx, u); err != nil {
-			return nil, false, err
-		}
-		if err := tx.UpdateProfile(ctx, u.ID, c.NewName, c.NewNickname, now); err != nil {
-			return nil, false, err
-		}
-		u.Name, u.Nickname, u.UpdatedAt = c.NewName, c.NewNickname, now
-		if err := s.complete(ctx, tx, c, now); err != nil {
-			return nil, false, err
-		}
-		return &Confirmation{Status: true, Type: TypeProfile, Step: ResultCompleted, User: u}, false, nil
-
+		return s.applyProfile(ctx, tx, c, u, now)
 	case c.Type == TypeEmail && c.Step == StepOldEmail:
-		// The old address approved; now the new one must prove it receives
-		// mail, with a token of its own and a fresh window.
-		if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
-			return nil, false, err
-		}
-		token, hash, err := s.newToken()
-		if err != nil {
-			return nil, false, err
-		}
-		expires := now.Add(s.ttl)
-		c.Step, c.UpdatedAt = StepNewEmail, now
-		if err := tx.UpdateChange(ctx, c); err != nil {
-			return nil, false, err
-		}
-		if err := tx.InsertToken(ctx, &Token{Hash: hash, ChangeID: c.ID, UserID: u.ID, Type: TypeEmail, Step: StepNewEmail,
-			CreatedAt: now, ExpiresAt: expires}); err != nil {
-			return nil, false, err
-		}
-		msg, err := s.confirmationMail(c, StepNewEmail, u, confirmationLink(c.CallbackURL, token), expires)
-		if err != nil {
-			return nil, false, err
-		}
-		if err := tx.EnqueueMail(ctx, msg); err != nil {
-			return nil, false, err
-		}
-		return &Confirmation{Status: true, Type: TypeEmail, Step: ResultNewEmailVerificationSent, User: u}, true, nil
-
+		return s.applyOldEmail(ctx, tx, c, u, now)
 	case c.Type == TypeEmail && c.Step == StepNewEmail:
-		if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
-			return nil, false, err
-		}
-		if err := tx.UpdateEmail(ctx, u.ID, c.NewEmail, now); err != nil {
-			return nil, false, err
-		}
-		old := *u
-		u.Email, u.EmailVerified, u.UpdatedAt = c.NewEmail, true, now
-		if err := s.complete(ctx, tx, c, now); err != nil {
-			return nil, false, err
-		}
-		// The old address learns that it no longer controls the account.
-		if err := s.notify(ctx, tx, mail.TemplateEmailChanged, old.Email,
-			mail.Data{Name: u.Name, Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
-			return nil, false, err
-		}
-		return &Confirmation{Status: true, Type: TypeEmail, Step: ResultCompleted, User: u}, true, nil
-
+		return s.applyNewEmail(ctx, tx, c, u, now)
 	case c.Type == TypePassword:
-		if err := tx.SetPasswordHash(ctx, u.ID, c.NewPasswordHash, now); err != nil {
-			return nil, false, err
-		}
-		if _, err := tx.RevokeSessions(ctx, u.ID); err != nil {
-			return nil, false, err
-		}
-		if err := s.complete(ctx, tx, c, now); err != nil {
-			return nil, false, err
-		}
-		// Whoever else may have queued changes with the old password loses them.
-		if err := tx.SupersedePending(ctx, u.ID, now); err != nil {
-			return nil, false, err
-		}
-		if err := s.notify(ctx, tx, mail.TemplatePasswordChanged, u.Email,
-			mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email}, now); err != nil {
-			return nil, false, err
-		}
-		return &Confirmation{Status: true, Type: TypePassword, Step: ResultCompleted, RequiresLogin: true, User: nil}, true, nil
+		return s.applyPassword(ctx, tx, c, u, now)
 	}
 	return nil, false, fmt.Errorf("change %s: unknown type %q at step %q", c.ID, c.Type, c.Step)
+}
+
+func (s *Service) applyProfile(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
+	if err := nicknameFree(c.NewNickname)(ctx, tx, u); err != nil {
+		return nil, false, err
+	}
+	if err := tx.UpdateProfile(ctx, u.ID, c.NewName, c.NewNickname, now); err != nil {
+		return nil, false, err
+	}
+	u.Name, u.Nickname, u.UpdatedAt = c.NewName, c.NewNickname, now
+	if err := s.complete(ctx, tx, c, now); err != nil {
+		return nil, false, err
+	}
+	return &Confirmation{Status: true, Type: TypeProfile, Step: ResultCompleted, User: u}, false, nil
+}
+
+// applyOldEmail: the old address approved; now the new one must prove it
+// receives mail, with a token of its own and a fresh window.
+func (s *Service) applyOldEmail(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
+	if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
+		return nil, false, err
+	}
+	token, hash, err := s.newToken()
+	if err != nil {
+		return nil, false, err
+	}
+	expires := now.Add(s.ttl)
+	c.Step, c.UpdatedAt = StepNewEmail, now
+	if err := tx.UpdateChange(ctx, c); err != nil {
+		return nil, false, err
+	}
+	if err := tx.InsertToken(ctx, &Token{Hash: hash, ChangeID: c.ID, UserID: u.ID, Type: TypeEmail, Step: StepNewEmail,
+		CreatedAt: now, ExpiresAt: expires}); err != nil {
+		return nil, false, err
+	}
+	msg, err := s.confirmationMail(c, StepNewEmail, u, confirmationLink(c.CallbackURL, token), expires)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := tx.EnqueueMail(ctx, msg); err != nil {
+		return nil, false, err
+	}
+	return &Confirmation{Status: true, Type: TypeEmail, Step: ResultNewEmailVerificationSent, User: u}, true, nil
+}
+
+func (s *Service) applyNewEmail(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
+	if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
+		return nil, false, err
+	}
+	if err := tx.UpdateEmail(ctx, u.ID, c.NewEmail, now); err != nil {
+		return nil, false, err
+	}
+	old := *u
+	u.Email, u.EmailVerified, u.UpdatedAt = c.NewEmail, true, now
+	if err := s.complete(ctx, tx, c, now); err != nil {
+		return nil, false, err
+	}
+	// The old address learns that it no longer controls the account.
+	if err := s.notify(ctx, tx, mail.TemplateEmailChanged, old.Email,
+		mail.Data{Name: u.Name, Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
+		return nil, false, err
+	}
+	return &Confirmation{Status: true, Type: TypeEmail, Step: ResultCompleted, User: u}, true, nil
+}
+
+func (s *Service) applyPassword(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
+	if err := tx.SetPasswordHash(ctx, u.ID, c.NewPasswordHash, now); err != nil {
+		return nil, false, err
+	}
+	if _, err := tx.RevokeSessions(ctx, u.ID); err != nil {
+		return nil, false, err
+	}
+	if err := s.complete(ctx, tx, c, now); err != nil {
+		return nil, false, err
+	}
+	// Whoever else may have queued changes with the old password loses them.
+	if err := tx.SupersedePending(ctx, u.ID, now); err != nil {
+		return nil, false, err
+	}
+	if err := s.notify(ctx, tx, mail.TemplatePasswordChanged, u.Email,
+		mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email}, now); err != nil {
+		return nil, false, err
+	}
+	return &Confirmation{Status: true, Type: TypePassword, Step: ResultCompleted, RequiresLogin: true, User: nil}, true, nil
 }
 
 func (s *Service) complete(ctx context.Context, tx Tx, c *Change, now time.Time) error {

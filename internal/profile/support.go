@@ -125,20 +125,7 @@ type Issued struct {
 // except the rate limits and the current password. The action and its
 // reason are audited in the same transaction.
 func (s *Service) Issue(ctx context.Context, in IssueInput) (*Issued, error) {
-	fields := platform.FieldErrors{}
-	if in.Actor == "" {
-		fields.Add("actor", "is required")
-	}
-	if in.User == "" {
-		fields.Add("user", "is required")
-	}
-	if !slices.Contains(Types, in.Type) {
-		fields.Add("type", "must be profile, email or password")
-	}
-	if in.CallbackURL == "" {
-		fields.Add("callbackURL", "is required")
-	}
-	if err := fields.Err(); err != nil {
+	if err := checkIssueInput(in); err != nil {
 		return nil, err
 	}
 	callback, err := s.checkCallback(in.CallbackURL)
@@ -155,7 +142,45 @@ func (s *Service) Issue(ctx context.Context, in IssueInput) (*Issued, error) {
 		audit: &audit.Entry{Actor: in.Actor, Action: "token.issue", Reason: in.Reason,
 			Details: map[string]string{"type": string(in.Type), "sent": fmt.Sprint(in.Send)}},
 	}
-	c := Change{Type: in.Type, CallbackURL: callback, RequestedBy: in.Actor}
+	p.change = Change{Type: in.Type, CallbackURL: callback, RequestedBy: in.Actor}
+	if err := s.issuedChange(ctx, in, u, &p); err != nil {
+		return nil, err
+	}
+	res, err := s.start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	c := p.change
+	return &Issued{
+		Token: res.token, Link: res.link, Type: c.Type, Step: c.Step, UserID: u.ID, Recipient: res.recipient,
+		ChangeID: res.change.ID, ExpiresAt: res.expiresAt, Sent: in.Send, MessageID: res.messageID,
+	}, nil
+}
+
+// checkIssueInput names every missing or unknown field of in at once.
+func checkIssueInput(in IssueInput) error {
+	fields := platform.FieldErrors{}
+	if in.Actor == "" {
+		fields.Add("actor", "is required")
+	}
+	if in.User == "" {
+		fields.Add("user", "is required")
+	}
+	if !slices.Contains(Types, in.Type) {
+		fields.Add("type", "must be profile, email or password")
+	}
+	if in.CallbackURL == "" {
+		fields.Add("callbackURL", "is required")
+	}
+	return fields.Err()
+}
+
+// issuedChange fills in p's change for the type in asks for, with the
+// check the transaction makes before it starts, under the rules of the
+// player's own request.
+func (s *Service) issuedChange(ctx context.Context, in IssueInput, u *account.User, p *startParams) error {
+	fields := platform.FieldErrors{}
+	c := &p.change
 	switch in.Type {
 	case TypeProfile:
 		c.Step = StepConfirm
@@ -188,20 +213,13 @@ func (s *Service) Issue(ctx context.Context, in IssueInput) (*Issued, error) {
 		c.Step = StepConfirm
 		if prob := newPasswordProblem(in.NewPassword); prob != "" {
 			fields.Add("newPassword", prob)
-		} else if c.NewPasswordHash, err = s.accounts.HashPassword(ctx, in.NewPassword); err != nil {
-			return nil, err
+		} else {
+			hash, err := s.accounts.HashPassword(ctx, in.NewPassword)
+			if err != nil {
+				return err
+			}
+			c.NewPasswordHash = hash
 		}
 	}
-	if err := fields.Err(); err != nil {
-		return nil, err
-	}
-	p.change = c
-	res, err := s.start(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return &Issued{
-		Token: res.token, Link: res.link, Type: c.Type, Step: c.Step, UserID: u.ID, Recipient: res.recipient,
-		ChangeID: res.change.ID, ExpiresAt: res.expiresAt, Sent: in.Send, MessageID: res.messageID,
-	}, nil
+	return fields.Err()
 }
