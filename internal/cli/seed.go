@@ -41,14 +41,9 @@ func newSeedFixturesCmd(e *env) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			var fsys fs.FS = fixtures.FS()
-			source := "the built-in fixtures"
-			if dir != "" {
-				info, err := os.Stat(dir)
-				if err != nil || !info.IsDir() {
-					return withExit(ExitUsage, fmt.Errorf("--dir %s: not a readable directory", dir))
-				}
-				fsys, source = os.DirFS(dir), dir
+			fsys, source, err := fixtureSource(dir)
+			if err != nil {
+				return err
 			}
 			set, problems := seed.Load(fsys)
 			if len(problems) > 0 {
@@ -74,27 +69,7 @@ func newSeedFixturesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ok, err := writeData(e.stdout, output, report); ok {
-				return err
-			}
-			rows := make([][]string, 0, len(report.Items))
-			for _, it := range report.Items {
-				version := ""
-				if it.Version > 0 {
-					version = strconv.Itoa(it.Version)
-				}
-				rows = append(rows, []string{it.Item, it.Action, version, it.Note})
-			}
-			if err := e.table(output, []string{"ITEM", "ACTION", "VERSION", "NOTE"}, rows); err != nil {
-				return err
-			}
-			switch {
-			case dryRun:
-				fmt.Fprintln(e.stderr, "dry run: nothing was written")
-			case !report.Changed():
-				fmt.Fprintln(e.stderr, "the database already had these fixtures; nothing changed")
-			}
-			return nil
+			return writeSeedReport(e, output, report, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "fixture directory laid out like the built-in one (default: built-in fixtures)")
@@ -103,6 +78,44 @@ func newSeedFixturesCmd(e *env) *cobra.Command {
 	addOutputFlag(cmd)
 	bindSettings(cmd)
 	return cmd
+}
+
+// fixtureSource is the directory --dir names, or the fixtures built into
+// the binary, and how to name it in messages.
+func fixtureSource(dir string) (fs.FS, string, error) {
+	if dir == "" {
+		return fixtures.FS(), "the built-in fixtures", nil
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return nil, "", withExit(ExitUsage, fmt.Errorf("--dir %s: not a readable directory", dir))
+	}
+	return os.DirFS(dir), dir, nil
+}
+
+// writeSeedReport writes what seeding did, item by item, and says on
+// stderr when nothing was or would be written.
+func writeSeedReport(e *env, output string, report *seed.Report, dryRun bool) error {
+	if ok, err := writeData(e.stdout, output, report); ok {
+		return err
+	}
+	rows := make([][]string, 0, len(report.Items))
+	for _, it := range report.Items {
+		version := ""
+		if it.Version > 0 {
+			version = strconv.Itoa(it.Version)
+		}
+		rows = append(rows, []string{it.Item, it.Action, version, it.Note})
+	}
+	if err := e.table(output, []string{"ITEM", "ACTION", "VERSION", "NOTE"}, rows); err != nil {
+		return err
+	}
+	switch {
+	case dryRun:
+		fmt.Fprintln(e.stderr, "dry run: nothing was written")
+	case !report.Changed():
+		fmt.Fprintln(e.stderr, "the database already had these fixtures; nothing changed")
+	}
+	return nil
 }
 
 // reportProblems lists fixture problems on stderr, one per line, and ends

@@ -216,65 +216,9 @@ func (g *generator) resize(n int) {
 // array (each capped at its length, so an append by a caller copies).
 func (g *generator) finish(l *MapLayout) {
 	W, H := l.Width, l.Height
-	n := W * H
-	var laneCount [MaxLanes]int
-	overlaps := 0
-	for _, m := range g.mask {
-		if m == 0 {
-			continue
-		}
-		for b := m; b != 0; b &= b - 1 {
-			laneCount[bits.TrailingZeros8(b)]++
-		}
-		if m&(m-1) != 0 {
-			overlaps++
-		}
-	}
+	laneCount, overlaps := g.countLaneCells()
 	g.dilate(W, H)
-
-	// Label build zones with a flood fill; their cells are listed below in
-	// one row-major pass, so every list comes out sorted.
-	g.counts = g.counts[:0]
-	g.touch = g.touch[:0]
-	builds, laneIDs := 0, 0
-	for i := range n {
-		if !g.isFreeBuild(i) {
-			continue
-		}
-		z := int16(len(g.counts) + 1)
-		count := 0
-		var t uint8
-		s := append(g.stack[:0], int32(i))
-		g.zone[i] = z
-		for len(s) > 0 {
-			j := int(s[len(s)-1])
-			s = s[:len(s)-1]
-			count++
-			t |= g.near[j]
-			x := j % W
-			if x > 0 && g.isFreeBuild(j-1) {
-				g.zone[j-1] = z
-				s = append(s, int32(j-1))
-			}
-			if x < W-1 && g.isFreeBuild(j+1) {
-				g.zone[j+1] = z
-				s = append(s, int32(j+1))
-			}
-			if j >= W && g.isFreeBuild(j-W) {
-				g.zone[j-W] = z
-				s = append(s, int32(j-W))
-			}
-			if j+W < n && g.isFreeBuild(j+W) {
-				g.zone[j+W] = z
-				s = append(s, int32(j+W))
-			}
-		}
-		g.stack = s
-		g.counts = append(g.counts, count)
-		g.touch = append(g.touch, t)
-		builds += count
-		laneIDs += bits.OnesCount8(t)
-	}
+	builds, laneIDs := g.labelZones(W, H)
 
 	total := overlaps + builds
 	for _, c := range laneCount {
@@ -299,7 +243,85 @@ func (g *generator) finish(l *MapLayout) {
 		}
 		l.BuildZones[z] = BuildZone{ID: z, LaneIDs: ids[start:len(ids):len(ids)], Cells: take(g.counts[z])}
 	}
+	g.listCells(l)
+}
+
+// countLaneCells counts the cells of each lane and the cells several lanes
+// share.
+func (g *generator) countLaneCells() (laneCount [MaxLanes]int, overlaps int) {
+	for _, m := range g.mask {
+		if m == 0 {
+			continue
+		}
+		for b := m; b != 0; b &= b - 1 {
+			laneCount[bits.TrailingZeros8(b)]++
+		}
+		if m&(m-1) != 0 {
+			overlaps++
+		}
+	}
+	return laneCount, overlaps
+}
+
+// labelZones labels the build zones with a flood fill, recording each
+// zone's size in g.counts and the lanes it touches in g.touch, and returns
+// the build cells and the zones' lane ids in all. The cells themselves are
+// listed by listCells in one row-major pass, so every list comes out
+// sorted.
+func (g *generator) labelZones(W, H int) (builds, laneIDs int) {
+	n := W * H
+	g.counts = g.counts[:0]
+	g.touch = g.touch[:0]
 	for i := range n {
+		if !g.isFreeBuild(i) {
+			continue
+		}
+		count, t := g.fillZone(i, int16(len(g.counts)+1), W, n)
+		g.counts = append(g.counts, count)
+		g.touch = append(g.touch, t)
+		builds += count
+		laneIDs += bits.OnesCount8(t)
+	}
+	return builds, laneIDs
+}
+
+// fillZone marks zone z on the free build cells 4-connected to cell i and
+// returns how many there are and the lanes next to them.
+func (g *generator) fillZone(i int, z int16, W, n int) (count int, t uint8) {
+	s := append(g.stack[:0], int32(i))
+	g.zone[i] = z
+	for len(s) > 0 {
+		j := int(s[len(s)-1])
+		s = s[:len(s)-1]
+		count++
+		t |= g.near[j]
+		x := j % W
+		if x > 0 && g.isFreeBuild(j-1) {
+			g.zone[j-1] = z
+			s = append(s, int32(j-1))
+		}
+		if x < W-1 && g.isFreeBuild(j+1) {
+			g.zone[j+1] = z
+			s = append(s, int32(j+1))
+		}
+		if j >= W && g.isFreeBuild(j-W) {
+			g.zone[j-W] = z
+			s = append(s, int32(j-W))
+		}
+		if j+W < n && g.isFreeBuild(j+W) {
+			g.zone[j+W] = z
+			s = append(s, int32(j+W))
+		}
+	}
+	g.stack = s
+	return count, t
+}
+
+// listCells appends every cell, in row-major order, to the lists l holds
+// for it: its lanes' cells, the overlap cells, its build zone's cells.
+func (g *generator) listCells(l *MapLayout) {
+	W := l.Width
+	for i := range W * l.Height {
 		m := g.mask[i]
 		if m == 0 {
 			if z := g.zone[i]; z != 0 {
