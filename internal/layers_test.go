@@ -23,7 +23,7 @@ var floors = [][]string{
 	{"internal/auth", "internal/profile", "internal/liveops"},
 	{"internal/player"},
 	{"internal/seed", "internal/events"},
-	{"internal/store", "internal/httpapi", "internal/qa"},
+	{"internal/store", "internal/eventspg", "internal/httpapi", "internal/qa"},
 	{"internal/app"},
 	{"internal/cli"},
 	{"cmd/platformctl"},
@@ -44,7 +44,7 @@ const scripts = "scripts/"
 // technology, the only packages of ours that may import it.
 var adapters = map[string][]string{
 	"github.com/uptrace/bun":              {"internal/store"},
-	"github.com/jackc/pgx":                {"internal/store", "internal/events", "internal/storetest"},
+	"github.com/jackc/pgx":                {"internal/store", "internal/eventspg", "internal/storetest"},
 	"modernc.org/sqlite":                  {"internal/store"},
 	"github.com/pressly/goose":            {"internal/store"},
 	"github.com/spf13/cobra":              {"internal/cli"},

@@ -22,6 +22,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/events"
+	"github.com/towerdefence/platformctl/internal/eventspg"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/jobs"
 	"github.com/towerdefence/platformctl/internal/liveops"
@@ -331,7 +332,7 @@ const eventBuffer = 16
 func newEventTransport(cfg *config.Config, db *store.DB, log *slog.Logger) (events.Transport, *events.Publisher) {
 	var t events.Transport
 	if db.Dialect() == store.Postgres {
-		t = events.NewPostgres(db.SQL(), cfg.DatabaseURL, log)
+		t = eventspg.New(db.SQL(), cfg.DatabaseURL, log)
 	} else {
 		t = events.NewLocal()
 	}

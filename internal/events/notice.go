@@ -50,10 +50,10 @@ type Notice struct {
 	At int64 `json:"at,omitempty"`
 }
 
-// encode returns the notice's wire form, or an error when it would not fit
+// Encode returns the notice's wire form, or an error when it would not fit
 // in a NOTIFY (a lobby's audience is bounded by its capacity, so this only
 // guards against a future change that forgets it).
-func (n Notice) encode() ([]byte, error) {
+func (n Notice) Encode() ([]byte, error) {
 	b, err := json.Marshal(n)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,8 @@ func (n Notice) encode() ([]byte, error) {
 	return b, nil
 }
 
-func decodeNotice(b []byte) (Notice, error) {
+// DecodeNotice reads a notice from its wire form.
+func DecodeNotice(b []byte) (Notice, error) {
 	var n Notice
 	err := json.Unmarshal(b, &n)
 	return n, err

@@ -2,13 +2,9 @@ package events
 
 import (
 	"context"
-	"database/sql"
-	"log/slog"
 	"sync/atomic"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // Transport carries notices between the processes sharing a database.
@@ -23,7 +19,8 @@ type Transport interface {
 }
 
 // Local is the in-process transport of the embedded SQLite database, which
-// only one serve process opens.
+// only one serve process opens. The PostgreSQL transport, across processes,
+// is internal/eventspg.
 type Local struct {
 	ch      chan Notice
 	dropped atomic.Bool
@@ -60,89 +57,5 @@ func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func())
 		if l.dropped.Swap(false) {
 			listening()
 		}
-	}
-}
-
-// Channel is the PostgreSQL notification channel of the events.
-const Channel = "platform_events"
-
-// Postgres is the transport across serve processes on one PostgreSQL
-// database: Publish is a pg_notify on the shared pool after the change has
-// committed, and Run holds one dedicated connection per process that
-// LISTENs, however many streams the process serves.
-type Postgres struct {
-	db  *sql.DB
-	url string
-	log *slog.Logger
-	// Backoff is the first wait before reconnecting the listener; it
-	// doubles up to MaxBackoff.
-	Backoff, MaxBackoff time.Duration
-}
-
-// NewPostgres returns the PostgreSQL transport: db publishes, url opens the
-// listening connection.
-func NewPostgres(db *sql.DB, url string, log *slog.Logger) *Postgres {
-	return &Postgres{db: db, url: url, log: log, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
-}
-
-// Publish implements Transport.
-func (p *Postgres) Publish(ctx context.Context, n Notice) error {
-	b, err := n.encode()
-	if err != nil {
-		return err
-	}
-	_, err = p.db.ExecContext(ctx, "SELECT pg_notify($1, $2)", Channel, string(b))
-	return err
-}
-
-// Run implements Transport: it listens, and after a lost connection
-// reconnects with backoff, until ctx is done.
-func (p *Postgres) Run(ctx context.Context, deliver func(Notice), listening func()) error {
-	wait := p.Backoff
-	for {
-		conn, err := p.listen(ctx)
-		if err == nil {
-			wait = p.Backoff
-			listening()
-			err = p.receive(ctx, conn, deliver)
-			conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is being dropped
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		p.log.Warn("event listener lost its connection; reconnecting", "error", err, "wait", wait)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, p.MaxBackoff)
-	}
-}
-
-func (p *Postgres) listen(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, p.url)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
-		conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // failing anyway
-		return nil, err
-	}
-	return conn, nil
-}
-
-func (p *Postgres) receive(ctx context.Context, conn *pgx.Conn, deliver func(Notice)) error {
-	for {
-		msg, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := decodeNotice([]byte(msg.Payload))
-		if err != nil {
-			p.log.Warn("ignoring a malformed event notice", "error", err)
-			continue
-		}
-		deliver(n)
 	}
 }

@@ -1,4 +1,5 @@
-// Package store is the only package that talks to the database. It opens
+// Package store is the only package that talks to the database, but for
+// internal/eventspg, whose LISTEN needs a connection of its own. It opens
 // the bun DB for the configured URL, chooses the dialect once, runs the
 // migrations and implements the persistence interfaces the services
 // declare, mapping driver errors to platform errors on the way out.
