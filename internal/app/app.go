@@ -146,7 +146,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	a.buildLiveOps()
 	a.Profile, err = profile.New(db.Profiles(), a.Accounts, a.MailComposer, a.MailWorker.Wake, a.Auth.Origins(), a.Audit,
 		profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
-			Limiter: db.RateLimits(), Watcher: a.eventPub}, a.Now)
+			Limiter: db.RateLimits(), Watcher: a.Auth}, a.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +195,7 @@ func (a *App) buildAuth() {
 		Limiter:            a.DB.RateLimits(),
 		AnonymousMailFloor: anonymousMailFloor,
 		Watcher:            a.eventPub,
+		CacheSize:          cfg.SessionCacheSize,
 	}, a.Now)
 }
 
@@ -283,6 +284,7 @@ func embeddedFixtures() (*seed.Set, error) {
 func (a *App) buildLiveOps() {
 	lo := a.DB.LiveOps()
 	a.Admins = liveops.NewAdmins(lo, a.Now)
+	a.Admins.Sessions = a.Auth
 	a.Console = liveops.NewConsole(liveops.ConsoleDeps{
 		Store:        a.Gauges,
 		Queues:       a.Queues,

@@ -222,6 +222,7 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 	listened := false // the transport calls listening from one goroutine
 	listening := func() {
+		h.auth.ResumeSessionCache()
 		if listened {
 			h.opts.Metrics.listenerReconnected()
 			h.resync(ctx)
@@ -230,15 +231,24 @@ func (h *Hub) Run(ctx context.Context) {
 		listened = true
 		close(h.ready)
 	}
-	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening); err != nil {
+	// While the transport does not listen, notices of revoked sessions may
+	// be missed: the session cache does not serve until it listens again.
+	lost := h.auth.PauseSessionCache
+	defer lost()
+	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening, lost); err != nil {
 		h.log.Error("event transport stopped", "error", err)
 	}
 	wg.Wait()
 }
 
 // deliver queues a notice from the transport, unless it is one of this
-// process's changes, which its hub had already.
+// process's changes, which its hub had already. A session notice first
+// makes the session cache forget the user's sessions, before any request
+// could be served from it again.
 func (h *Hub) deliver(ctx context.Context, n Notice) {
+	if n.Kind == KindSession {
+		h.auth.ForgetCachedSessions(n.Subject)
+	}
 	switch {
 	case n.Origin == h.origin:
 	case n.Kind == KindLobby:

@@ -18,8 +18,10 @@ type Transport interface {
 	// Run hands every notice to deliver until ctx is done. It calls
 	// listening each time it starts to receive: once at first, and again
 	// after every gap in which notices may have been lost (a dropped
-	// connection), so that streams can be brought up to date.
-	Run(ctx context.Context, deliver func(Notice), listening func()) error
+	// connection), so that streams can be brought up to date; and lost as
+	// soon as such a gap begins, so that nothing is served on the belief
+	// that no notice came.
+	Run(ctx context.Context, deliver func(Notice), listening, lost func()) error
 }
 
 // Local is the in-process transport of the embedded SQLite database, which
@@ -48,7 +50,7 @@ func (l *Local) Publish(_ context.Context, n Notice) error {
 }
 
 // Run implements Transport.
-func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func()) error {
+func (l *Local) Run(ctx context.Context, deliver func(Notice), listening, lost func()) error {
 	listening()
 	for {
 		select {
@@ -58,6 +60,7 @@ func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func())
 			deliver(n)
 		}
 		if l.dropped.Swap(false) {
+			lost()
 			listening()
 		}
 	}
@@ -97,7 +100,7 @@ func (p *Postgres) Publish(ctx context.Context, n Notice) error {
 
 // Run implements Transport: it listens, and after a lost connection
 // reconnects with backoff, until ctx is done.
-func (p *Postgres) Run(ctx context.Context, deliver func(Notice), listening func()) error {
+func (p *Postgres) Run(ctx context.Context, deliver func(Notice), listening, lost func()) error {
 	wait := p.Backoff
 	for {
 		conn, err := p.listen(ctx)
@@ -105,6 +108,7 @@ func (p *Postgres) Run(ctx context.Context, deliver func(Notice), listening func
 			wait = p.Backoff
 			listening()
 			err = p.receive(ctx, conn, deliver)
+			lost()
 			conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is being dropped
 		}
 		if ctx.Err() != nil {
