@@ -49,7 +49,9 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	got := make(chan Notice, 16)
 	listening := make(chan struct{}, 16)
 	done := make(chan error, 1)
-	go func() { done <- p.Run(t.Context(), func(n Notice) { got <- n }, func() { listening <- struct{}{} }, func() {}) }()
+	go func() {
+		done <- p.Run(t.Context(), func(n Notice) { got <- n }, func() { listening <- struct{}{} }, func() {})
+	}()
 
 	roundTrip := func(subject uuid.UUID) {
 		t.Helper()
