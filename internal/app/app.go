@@ -241,7 +241,9 @@ func (a *App) buildEventTransport() {
 	if a.DB.Dialect() == store.Postgres {
 		a.eventTransport = events.NewPostgres(a.DB.SQL(), a.Config.DatabaseURL, a.Log)
 	} else {
-		a.eventTransport = events.NewLocal()
+		local := events.NewLocal()
+		local.Share(noticeLog{a.DB.SessionNotices()}, 0) // news from commands run beside serve
+		a.eventTransport = local
 	}
 	a.eventPub = events.NewPublisher(a.eventTransport, a.Log)
 }

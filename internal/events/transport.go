@@ -29,6 +29,11 @@ type Transport interface {
 type Local struct {
 	ch      chan Notice
 	dropped atomic.Bool
+	// shared, when set (Share), carries session notices between the
+	// processes opening the database file; process marks this one's.
+	shared   NoticeLog
+	interval time.Duration
+	process  uuid.UUID
 }
 
 // NewLocal returns an in-process transport.
@@ -36,8 +41,9 @@ func NewLocal() *Local { return &Local{ch: make(chan Notice, 4096)} }
 
 // Publish implements Transport. It never blocks: when Run falls behind by
 // the whole buffer the notice is dropped and Run resyncs instead. A notice
-// with an origin is left out: its process, the only one, has it already.
-func (l *Local) Publish(_ context.Context, n Notice) error {
+// with an origin is left out: its process, the only serve, has it
+// already. A session notice is also appended to the shared log, if any.
+func (l *Local) Publish(ctx context.Context, n Notice) error {
 	if n.Origin != uuid.Nil {
 		return nil
 	}
@@ -46,11 +52,23 @@ func (l *Local) Publish(_ context.Context, n Notice) error {
 	default:
 		l.dropped.Store(true)
 	}
-	return nil
+	return l.append(ctx, n)
 }
 
-// Run implements Transport.
+// Run implements Transport. With a shared log, it starts listening once
+// it knows where the log ends, and polls it between local notices.
 func (l *Local) Run(ctx context.Context, deliver func(Notice), listening, lost func()) error {
+	var p *poller
+	var tick <-chan time.Time
+	if l.shared != nil {
+		p = &poller{l: l}
+		if err := l.waitForLog(ctx, p); err != nil {
+			return nil // ctx is done
+		}
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		tick = t.C
+	}
 	listening()
 	for {
 		select {
@@ -58,10 +76,27 @@ func (l *Local) Run(ctx context.Context, deliver func(Notice), listening, lost f
 			return nil
 		case n := <-l.ch:
 			deliver(n)
+		case <-tick:
+			p.poll(ctx, deliver, listening, lost)
 		}
 		if l.dropped.Swap(false) {
 			lost()
 			listening()
+		}
+	}
+}
+
+// waitForLog retries finding where the shared log ends until it can, or
+// ctx is done.
+func (l *Local) waitForLog(ctx context.Context, p *poller) error {
+	for {
+		if err := p.start(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.interval):
 		}
 	}
 }
