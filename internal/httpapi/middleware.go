@@ -106,15 +106,26 @@ func (a accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request, next http.H
 	if rw.Status() >= 500 {
 		level = slog.LevelWarn
 	}
-	a.log.LogAttrs(r.Context(), level, "request",
-		slog.String("request_id", RequestID(r.Context())),
+	ctx := r.Context()
+	h := a.log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	// The record goes to the handler as slog.Logger.LogAttrs would send
+	// it, but without looking up the caller's program counter: nothing
+	// here logs the source, and the lookup walks the stack per request.
+	end := time.Now()
+	rec := slog.NewRecord(end, level, "request", 0)
+	rec.AddAttrs(
+		slog.String("request_id", RequestID(ctx)),
 		slog.String("method", r.Method),
 		slog.String("path", loggedPath(r.URL.Path)),
 		slog.Int("status", rw.Status()),
 		slog.Int("bytes", rw.Size()),
-		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.Float64("duration_ms", float64(end.Sub(start).Microseconds())/1000),
 		slog.String("remote", r.RemoteAddr),
 	)
+	h.Handle(ctx, rec) //nolint:errcheck // as slog.Logger does: a log that cannot be written has no one to tell
 }
 
 // recovery turns a panic into a logged INTERNAL_ERROR instead of a
