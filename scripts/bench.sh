@@ -12,7 +12,9 @@
 #                               a bare net/http handler serving the same bytes,
 #                               in alternating rounds ($BENCH_ROUNDS, 3), by
 #                               requests/s and by CPU time per request; fails
-#                               below $BENCH_MIN_RATIO (0.80)
+#                               below $BENCH_MIN_RATIO (0.80); BENCH_SESSION=1
+#                               sends a fresh player's session cookie (for
+#                               /api/auth/player/get-session and player routes)
 #
 # It builds the binary, creates a fresh database on the local PostgreSQL
 # server, starts `serve --migrate` on it with mail going to the load
@@ -146,7 +148,10 @@ common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.
 	-pid "$serve_pid" -pg-url "$PLATFORM_DATABASE_URL" -label "$label")
 
 if [ "$mode" = side ]; then
+	side_session=()
+	[ "${BENCH_SESSION:-0}" = 1 ] && side_session=(-session)
 	timeout 15m "$work/loadgen" side -base "$base" -pid "$serve_pid" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
+		"${side_session[@]}" \
 		-warmup "${BENCH_WARMUP:-2s}" -rounds "${BENCH_ROUNDS:-3}" -min "${BENCH_MIN_RATIO:-0.80}" \
 		-json "$out/side.json" | tee "$out/side.txt"
 	log "results in $out/side.txt and $out/side.json"

@@ -187,7 +187,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		Store: db.Profiles(), Accounts: accounts, Composer: composer, Wake: worker.Wake,
 		Origins: sessions.Origins(), Audit: auditLog, Now: now,
 	}, profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
-		Limiter: db.RateLimits(), Watcher: publisher})
+		Limiter: db.RateLimits(), Watcher: sessions})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		MailComposer: composer, MailWorker: worker, Outbox: mail.NewOutbox(db.Mail(), auditLog, now),
 		Queues: queues, Players: players, LiveOps: liveOps,
 		Seeder:      seed.New(db.Seed(), accounts, players, queues, now),
-		Admins:      liveops.NewAdmins(db.LiveOps(), now),
+		Admins:      newAdmins(db, sessions, now),
 		Console:     newConsole(cfg, db, build, gauges, queues, liveOps, auditLog, now),
 		Testing:     newTesting(cfg, accounts),
 		Profile:     profiles,
@@ -282,6 +282,7 @@ func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mail
 		Limiter:            db.RateLimits(),
 		AnonymousMailFloor: anonymousMailFloor,
 		Watcher:            watcher,
+		CacheSize:          cfg.SessionCacheSize,
 	}, now)
 }
 
@@ -334,7 +335,9 @@ func newEventTransport(cfg *config.Config, db *store.DB, log *slog.Logger) (even
 	if db.Dialect() == store.Postgres {
 		t = eventspg.New(db.SQL(), cfg.DatabaseURL, log)
 	} else {
-		t = events.NewLocal()
+		local := events.NewLocal()
+		local.Share(noticeLog{db.SessionNotices()}, 0) // news from commands run beside serve
+		t = local
 	}
 	return t, events.NewPublisher(t, log)
 }
@@ -501,4 +504,12 @@ func (a *App) MetricsHandler() http.Handler {
 // Close releases the database.
 func (a *App) Close() error {
 	return errors.Join(a.DB.Close())
+}
+
+// newAdmins changes administrators' roles, ending the sessions a change
+// of role makes stale.
+func newAdmins(db *store.DB, sessions *auth.Service, now func() time.Time) *liveops.Admins {
+	admins := liveops.NewAdmins(db.LiveOps(), now)
+	admins.Sessions = sessions
+	return admins
 }

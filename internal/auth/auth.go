@@ -21,6 +21,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/sessioncache"
 )
 
 // Error codes of this package.
@@ -171,6 +172,9 @@ type Options struct {
 	AnonymousMailFloor time.Duration
 	// Watcher hears that sessions ended; nil ignores it.
 	Watcher SessionWatcher
+	// CacheSize is how many validated sessions are kept in process (see
+	// sessioncache); 0 keeps none.
+	CacheSize int
 }
 
 // Why sessions ended, as SessionWatcher hears it.
@@ -187,11 +191,10 @@ type SessionWatcher interface {
 	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }
 
-// ended tells the watcher that sessions of userID ended.
+// ended tells this process's session cache and the watcher that sessions
+// of userID ended.
 func (s *Service) ended(ctx context.Context, userID uuid.UUID, reason string) {
-	if s.opts.Watcher != nil {
-		s.opts.Watcher.SessionsEnded(ctx, userID, reason)
-	}
+	s.UserSessionsChanged(ctx, userID, reason)
 }
 
 // SessionLive reports whether the principal's session still exists and
@@ -226,11 +229,13 @@ type Service struct {
 	ttl      time.Duration
 	refresh  time.Duration
 	now      func() time.Time
+	// cache holds validated sessions; nil without one (see session_cache.go).
+	cache *sessioncache.Cache[*cachedSession]
 }
 
 // NewService returns the session service.
 func NewService(store Store, accounts *account.Service, mailer Mailer, opts Options, now func() time.Time) *Service {
-	return &Service{
+	s := &Service{
 		store:    store,
 		accounts: accounts,
 		mailer:   mailer,
@@ -242,6 +247,10 @@ func NewService(store Store, accounts *account.Service, mailer Mailer, opts Opti
 		refresh:  opts.RefreshAfter,
 		now:      now,
 	}
+	if opts.CacheSize > 0 {
+		s.cache = sessioncache.New[*cachedSession](opts.CacheSize)
+	}
+	return s
 }
 
 // Cookies returns the cookie codec of the service.
@@ -380,10 +389,10 @@ func (s *Service) SessionFromRequest(ctx context.Context, realm account.Realm, r
 }
 
 // Authenticate returns the principal of realm behind a raw token, or
-// ErrUnauthenticated. It costs one indexed query; a remembered session that
-// was last extended more than RefreshAfter ago is extended to a full TTL
-// (one more write, at most once per RefreshAfter). An expired session is
-// deleted on sight.
+// ErrUnauthenticated. It costs one indexed query, or none when the session
+// is in the cache; a remembered session that was last extended more than
+// RefreshAfter ago is extended to a full TTL (one more write, at most once
+// per RefreshAfter). An expired session is deleted on sight.
 func (s *Service) Authenticate(ctx context.Context, realm account.Realm, token string) (*Principal, error) {
 	return s.authenticate(ctx, realm, token, true)
 }
@@ -398,28 +407,31 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 	if token == "" || len(token) > 256 {
 		return nil, ErrUnauthenticated
 	}
-	sess, u, err := s.store.SessionByTokenHash(ctx, HashToken(token))
-	if errors.Is(err, ErrSessionNotFound) {
-		return nil, ErrUnauthenticated
-	}
-	if err != nil {
-		return nil, fmt.Errorf("look up session: %w", err)
+	hash := HashToken(token)
+	now := s.clock()
+	sess, u, ok := s.cachedSession(hash, now, refresh)
+	if !ok {
+		var err error
+		if sess, u, err = s.readSession(ctx, hash); err != nil {
+			return nil, err
+		}
 	}
 	// A token of the other realm is as good as no token: a player cookie
 	// never opens an admin route.
 	if sess.Realm != realm || u.Realm != realm {
 		return nil, ErrUnauthenticated
 	}
-	now := s.clock()
 	if !now.Before(sess.ExpiresAt) {
 		if _, err := s.store.DeleteSessions(ctx, sess.UserID, SessionMatch{ID: sess.ID}); err != nil {
 			return nil, fmt.Errorf("delete expired session: %w", err)
 		}
+		s.ended(ctx, sess.UserID, EndedExpired)
 		return nil, ErrUnauthenticated
 	}
 	sess.Token = token
 	p := &Principal{Realm: realm, User: u, Session: sess, Token: token}
-	if refresh && sess.Remember && !now.Before(sess.ExpiresAt.Add(-s.ttl).Add(s.refresh)) {
+	if refresh && s.refreshDue(sess, now) {
+		ticket := s.beginRead()
 		expires := now.Add(s.ttl)
 		ok, err := s.store.ExtendSession(ctx, sess.ID, expires, now)
 		if err != nil {
@@ -430,8 +442,30 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 		}
 		sess.ExpiresAt, sess.UpdatedAt = expires, now
 		p.Refreshed = true
+		s.keepSession(ticket, hash, sess, u)
 	}
 	return p, nil
+}
+
+// refreshDue says whether a remembered session was last extended more
+// than RefreshAfter ago.
+func (s *Service) refreshDue(sess *Session, now time.Time) bool {
+	return sess.Remember && !now.Before(sess.ExpiresAt.Add(-s.ttl).Add(s.refresh))
+}
+
+// readSession reads the session with hash from the database and keeps it
+// in the cache.
+func (s *Service) readSession(ctx context.Context, hash TokenHash) (*Session, *account.User, error) {
+	ticket := s.beginRead()
+	sess, u, err := s.store.SessionByTokenHash(ctx, hash)
+	if errors.Is(err, ErrSessionNotFound) {
+		return nil, nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up session: %w", err)
+	}
+	s.keepSession(ticket, hash, sess, u)
+	return sess, u, nil
 }
 
 // SignOut ends the principal's session.

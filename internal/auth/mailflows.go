@@ -184,6 +184,7 @@ func (s *Service) VerifyEmail(ctx context.Context, realm account.Realm, token st
 	if err != nil {
 		return nil, fmt.Errorf("verify email: %w", err)
 	}
+	s.UserSessionsChanged(ctx, u.ID, ChangedEmailVerified)
 	return u, nil
 }
 

@@ -64,6 +64,9 @@ type Config struct {
 	AdminCookiePrefix   string
 	SessionTTL          time.Duration
 	SessionRefreshAfter time.Duration
+	// SessionCacheSize is how many validated sessions each process keeps
+	// in memory (0: none, every request reads its session).
+	SessionCacheSize int
 
 	// Rate limits of sign-in and sign-up (Login) and of the routes that
 	// send mail (Mail), per client IP and per account. They are kept in
@@ -350,6 +353,7 @@ func (c *Config) bounds() []bound {
 		{"PLATFORM_REQUEST_TIMEOUT", c.RequestTimeout < 100*time.Millisecond, "must be at least 100ms"},
 		{"PLATFORM_SESSION_TTL", c.SessionTTL < time.Hour, "must be at least 1h"},
 		{"PLATFORM_SESSION_REFRESH_AFTER", c.SessionRefreshAfter <= 0 || c.SessionRefreshAfter >= c.SessionTTL, "must be positive and shorter than the session TTL"},
+		{"PLATFORM_SESSION_CACHE_SIZE", c.SessionCacheSize < 0 || c.SessionCacheSize > 10_000_000, "must be 0-10000000"},
 		{"PLATFORM_FRIEND_LIMIT", c.FriendLimit < 1 || c.FriendLimit > 10000, "must be 1-10000"},
 		{"PLATFORM_LOBBY_IDLE_TIMEOUT", c.LobbyIdleTimeout < time.Minute, "must be at least 1m"},
 		{"PLATFORM_TOKEN_TTL", c.TokenTTL < time.Minute, "must be at least 1m"},

@@ -222,6 +222,7 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 	listened := false // the transport calls listening from one goroutine
 	listening := func() {
+		h.auth.ResumeSessionCache()
 		if listened {
 			h.opts.Metrics.listenerReconnected()
 			h.resync(ctx)
@@ -230,15 +231,24 @@ func (h *Hub) Run(ctx context.Context) {
 		listened = true
 		close(h.ready)
 	}
-	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening); err != nil {
+	// While the transport does not listen, notices of revoked sessions may
+	// be missed: the session cache does not serve until it listens again.
+	lost := h.auth.PauseSessionCache
+	defer lost()
+	if err := h.transport.Run(ctx, func(n Notice) { h.deliver(ctx, n) }, listening, lost); err != nil {
 		h.log.Error("event transport stopped", "error", err)
 	}
 	wg.Wait()
 }
 
 // deliver queues a notice from the transport, unless it is one of this
-// process's changes, which its hub had already.
+// process's changes, which its hub had already. A session notice first
+// makes the session cache forget the user's sessions, before any request
+// could be served from it again.
 func (h *Hub) deliver(ctx context.Context, n Notice) {
+	if n.Kind == KindSession {
+		h.auth.ForgetCachedSessions(n.Subject)
+	}
 	switch {
 	case n.Origin == h.origin:
 	case n.Kind == KindLobby:
@@ -476,6 +486,10 @@ func (h *Hub) sendAll(streams []*Stream, ev Event) {
 func (h *Hub) handle(ctx context.Context, j job) error {
 	switch {
 	case j.resync != uuid.Nil:
+		// A gap may have hidden the end of the player's sessions too.
+		if err := h.session(ctx, Notice{Kind: KindSession, Subject: j.resync, Change: auth.EndedRevoked}); err != nil {
+			return err
+		}
 		return h.snapshotTo(ctx, j.resync)
 	case j.lobby != nil:
 		return h.lobby(ctx, j.lobby, j.at)
@@ -549,7 +563,7 @@ func (h *Hub) session(ctx context.Context, n Notice) error {
 				continue
 			}
 			if !live {
-				ev, err := h.NewEvent(TypeSessionEnded, SessionEnded{Reason: n.Change})
+				ev, err := h.NewEvent(TypeSessionEnded, SessionEnded{Reason: endReason(n.Change)})
 				if err != nil {
 					return err
 				}
@@ -560,8 +574,19 @@ func (h *Hub) session(ctx context.Context, n Notice) error {
 	return errors.Join(errs...)
 }
 
+// endReason is why a stream's session ended as the stream tells it: a
+// notice of a change that ends no session (a profile or role change) that
+// finds the session gone met a revocation.
+func endReason(change string) string {
+	switch change {
+	case auth.EndedSignedOut, auth.EndedRevoked, auth.EndedPasswordChanged, auth.EndedExpired:
+		return change
+	}
+	return auth.EndedRevoked
+}
+
 // resync sends every local player a fresh snapshot after notices may have
-// been lost.
+// been lost, once it has ended the streams whose session is gone.
 func (h *Hub) resync(ctx context.Context) {
 	h.mu.Lock()
 	ids := make([]uuid.UUID, 0, len(h.byPlayer))

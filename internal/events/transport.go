@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -14,8 +15,10 @@ type Transport interface {
 	// Run hands every notice to deliver until ctx is done. It calls
 	// listening each time it starts to receive: once at first, and again
 	// after every gap in which notices may have been lost (a dropped
-	// connection), so that streams can be brought up to date.
-	Run(ctx context.Context, deliver func(Notice), listening func()) error
+	// connection), so that streams can be brought up to date; and lost as
+	// soon as such a gap begins, so that nothing is served on the belief
+	// that no notice came.
+	Run(ctx context.Context, deliver func(Notice), listening, lost func()) error
 }
 
 // Local is the in-process transport of the embedded SQLite database, which
@@ -24,6 +27,11 @@ type Transport interface {
 type Local struct {
 	ch      chan Notice
 	dropped atomic.Bool
+	// shared, when set (Share), carries session notices between the
+	// processes opening the database file; process marks this one's.
+	shared   NoticeLog
+	interval time.Duration
+	process  uuid.UUID
 }
 
 // NewLocal returns an in-process transport.
@@ -31,8 +39,9 @@ func NewLocal() *Local { return &Local{ch: make(chan Notice, 4096)} }
 
 // Publish implements Transport. It never blocks: when Run falls behind by
 // the whole buffer the notice is dropped and Run resyncs instead. A notice
-// with an origin is left out: its process, the only one, has it already.
-func (l *Local) Publish(_ context.Context, n Notice) error {
+// with an origin is left out: its process, the only serve, has it
+// already. A session notice is also appended to the shared log, if any.
+func (l *Local) Publish(ctx context.Context, n Notice) error {
 	if n.Origin != uuid.Nil {
 		return nil
 	}
@@ -41,11 +50,23 @@ func (l *Local) Publish(_ context.Context, n Notice) error {
 	default:
 		l.dropped.Store(true)
 	}
-	return nil
+	return l.append(ctx, n)
 }
 
-// Run implements Transport.
-func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func()) error {
+// Run implements Transport. With a shared log, it starts listening once
+// it knows where the log ends, and polls it between local notices.
+func (l *Local) Run(ctx context.Context, deliver func(Notice), listening, lost func()) error {
+	var p *poller
+	var tick <-chan time.Time
+	if l.shared != nil {
+		p = &poller{l: l}
+		if err := l.waitForLog(ctx, p); err != nil {
+			return nil // ctx is done
+		}
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		tick = t.C
+	}
 	listening()
 	for {
 		select {
@@ -53,9 +74,27 @@ func (l *Local) Run(ctx context.Context, deliver func(Notice), listening func())
 			return nil
 		case n := <-l.ch:
 			deliver(n)
+		case <-tick:
+			p.poll(ctx, deliver, listening, lost)
 		}
 		if l.dropped.Swap(false) {
+			lost()
 			listening()
+		}
+	}
+}
+
+// waitForLog retries finding where the shared log ends until it can, or
+// ctx is done.
+func (l *Local) waitForLog(ctx context.Context, p *poller) error {
+	for {
+		if err := p.start(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.interval):
 		}
 	}
 }

@@ -50,7 +50,7 @@ func (p *Transport) Publish(ctx context.Context, n events.Notice) error {
 
 // Run implements events.Transport: it listens, and after a lost connection
 // reconnects with backoff, until ctx is done.
-func (p *Transport) Run(ctx context.Context, deliver func(events.Notice), listening func()) error {
+func (p *Transport) Run(ctx context.Context, deliver func(events.Notice), listening, lost func()) error {
 	wait := p.Backoff
 	for {
 		conn, err := p.listen(ctx)
@@ -58,6 +58,7 @@ func (p *Transport) Run(ctx context.Context, deliver func(events.Notice), listen
 			wait = p.Backoff
 			listening()
 			err = p.receive(ctx, conn, deliver)
+			lost()
 			conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // the connection is being dropped
 		}
 		if ctx.Err() != nil {

@@ -34,7 +34,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	listening := make(chan struct{}, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- p.Run(t.Context(), func(n events.Notice) { got <- n }, func() { listening <- struct{}{} })
+		done <- p.Run(t.Context(), func(n events.Notice) { got <- n }, func() { listening <- struct{}{} }, func() {})
 	}()
 
 	roundTrip := func(subject uuid.UUID) {

@@ -25,7 +25,7 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 			respond(w, http.StatusOK, map[string]bool{"late": true})
 		}
 	})
-	n := &stack{log: log, timeout: 50 * time.Millisecond, long: isStream, mux: mux}
+	n := newPipeline(pipelineConfig{log: log, timeout: 50 * time.Millisecond, long: isStream}, mux)
 
 	start := time.Now()
 	rec := httptest.NewRecorder()

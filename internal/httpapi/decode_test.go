@@ -43,7 +43,7 @@ func testStack() http.Handler {
 	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
 		respondErr(w, r, log, io.ErrUnexpectedEOF)
 	})
-	return &stack{log: log, long: isStream, mux: mux}
+	return newPipeline(pipelineConfig{log: log, long: isStream}, mux)
 }
 
 func TestDecodeAndErrorModel(t *testing.T) {

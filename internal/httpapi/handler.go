@@ -6,7 +6,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -44,66 +43,29 @@ type Deps struct {
 }
 
 // NewHandler returns the whole API: every route of routes.go behind the
-// middleware stack (see stack).
+// middleware of newPipeline.
 func NewHandler(d Deps) http.Handler {
 	routes := &routeTable{ServeMux: http.NewServeMux()}
 	addRoutes(routes, d)
-	s := &stack{log: d.Log, long: isStream, mux: routes.ServeMux}
+	c := pipelineConfig{log: d.Log, long: isStream}
 	if d.Config != nil {
-		s.timeout = d.Config.RequestTimeout
+		c.timeout = d.Config.RequestTimeout
 	}
 	if d.Metrics != nil {
-		s.metrics = d.Metrics.forRoutes(routes.patterns())
+		c.metrics = d.Metrics.forRoutes(routes.patterns)
 	}
-	s.exact = routes.exactRoutes(s.metrics)
-	return s
+	return newPipeline(c, routes.ServeMux)
 }
 
-// routeTable is the mux, remembering the routes registered on it: the
-// metrics set up each route's series once, and the routes whose pattern
-// is a method and a path without wildcards are found by the path alone
-// (see stack.exactRoute).
+// routeTable is the mux, remembering the patterns registered on it, so
+// that the metrics set up each route's series once.
 type routeTable struct {
 	*http.ServeMux
-	routes []exactRoute
+	patterns []string
 }
 
 // Handle registers h for pattern.
 func (t *routeTable) Handle(pattern string, h http.Handler) {
 	t.ServeMux.Handle(pattern, h)
-	t.routes = append(t.routes, exactRoute{pattern: pattern, handler: h})
-}
-
-func (t *routeTable) patterns() []string {
-	p := make([]string, len(t.routes))
-	for i, rt := range t.routes {
-		p[i] = rt.pattern
-	}
-	return p
-}
-
-// exactRoute is a registered route; in the stack's table of exact routes,
-// one whose pattern is a method and a path without wildcards, a trailing
-// slash (a subtree) or a host.
-type exactRoute struct {
-	method, pattern string
-	handler         http.Handler
-	metrics         *routeMetrics // nil without metrics
-}
-
-// exactRoutes returns the exact routes by path.
-func (t *routeTable) exactRoutes(metrics *routeMetricsTable) map[string][]exactRoute {
-	exact := map[string][]exactRoute{}
-	for _, rt := range t.routes {
-		method, path, ok := strings.Cut(rt.pattern, " ")
-		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") || strings.Contains(path, "{") {
-			continue
-		}
-		rt.method = method
-		if metrics != nil {
-			rt.metrics = metrics.routes[rt.pattern]
-		}
-		exact[path] = append(exact[path], rt)
-	}
-	return exact
+	t.patterns = append(t.patterns, pattern)
 }

@@ -14,9 +14,9 @@ import (
 // alone ("/api/player/lobbies/{id}"), since the method has its own label.
 //
 // promhttp's InstrumentHandler* middleware would wrap every route in its
-// own handler and writer; the stack reads the matched pattern after the
-// mux instead and keeps each route's series at hand (routeMetricsTable),
-// with the same metric names and types.
+// own handler and writer; the pipeline's metrics step reads the matched
+// pattern after the mux instead and keeps each route's series at hand
+// (routeMetricsTable), with the same metric names and types.
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec

@@ -69,6 +69,16 @@ type RoleStore interface {
 type Admins struct {
 	store RoleStore
 	now   func() time.Time
+	// Sessions hears, after the commit, that an administrator's role
+	// changed, so that no process keeps serving their sessions with the
+	// old role from its cache; nil ignores it.
+	Sessions SessionWatcher
+}
+
+// SessionWatcher hears that what a user's sessions show changed
+// (auth.Service.SessionsEnded).
+type SessionWatcher interface {
+	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }
 
 // NewAdmins returns the role-change service.
@@ -129,8 +139,8 @@ func guardLastAdmin(target AdminAccount, to role.Role, admins int) error {
 // SetRole gives the administrator ref names the role roleName, recording
 // actor and reason in the audit trail in the same transaction. Setting the
 // role an administrator already has changes and records nothing. The new
-// role applies to the administrator's next request: sessions read the
-// role from the account every time.
+// role applies to the administrator's next request: every process's
+// session cache forgets their sessions (Sessions).
 func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleName, reason string) (*RoleChange, error) {
 	ref.Email = strings.ToLower(strings.TrimSpace(ref.Email))
 	if (ref.ID == uuid.Nil) == (ref.Email == "") {
@@ -153,6 +163,9 @@ func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleNa
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set role of %s: %w", ref, err)
+	}
+	if prev.Role != to && a.Sessions != nil {
+		a.Sessions.SessionsEnded(ctx, prev.ID, "role_changed")
 	}
 	after := *prev
 	after.Role = to

@@ -72,8 +72,12 @@ func (s *Service) Confirm(ctx context.Context, token string) (*Confirmation, err
 	if sent {
 		s.wake()
 	}
-	if res.Type == TypePassword && res.Step == ResultCompleted && s.watcher != nil {
-		s.watcher.SessionsEnded(ctx, userID, "password_changed")
+	if s.watcher != nil && res.Step == ResultCompleted {
+		reason := "profile_changed" // the name or email sessions show
+		if res.Type == TypePassword {
+			reason = "password_changed"
+		}
+		s.watcher.SessionsEnded(ctx, userID, reason)
 	}
 	return res, nil
 }

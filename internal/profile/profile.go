@@ -225,13 +225,14 @@ type Options struct {
 	RateLimit  int
 	RateWindow time.Duration
 	Limiter    Limiter
-	// Watcher hears that a password change ended the user's sessions;
-	// nil ignores it.
+	// Watcher hears that a completed change ended the user's sessions (a
+	// password) or changed what they show (a name, an email); nil ignores
+	// it.
 	Watcher SessionWatcher
 }
 
-// SessionWatcher hears, after the commit, that a confirmed password change
-// ended every session of a user (auth.SessionWatcher).
+// SessionWatcher hears, after the commit, that a completed change ended
+// or changed the sessions of a user (auth.Service.SessionsEnded).
 type SessionWatcher interface {
 	SessionsEnded(ctx context.Context, userID uuid.UUID, reason string)
 }

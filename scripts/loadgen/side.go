@@ -42,7 +42,7 @@ import (
 // capacity the server has with the cores to itself, which other work on
 // the machine hardly moves. -min applies to both medians.
 //
-//	loadgen side -base http://127.0.0.1:8080 -pid PID -path /api/matchmaking/queues -c 32 -d 5s -rounds 3 [-gzip] [-min 0.8]
+//	loadgen side -base http://127.0.0.1:8080 -pid PID -path /api/matchmaking/queues -c 32 -d 5s -rounds 3 [-gzip] [-session] [-min 0.8]
 //	loadgen bare -addr 127.0.0.1:0 -response FILE   (started by side)
 
 // sideOptions are the flags of `loadgen side`.
@@ -50,7 +50,7 @@ type sideOptions struct {
 	base, path, jsonOut string
 	conns, rounds, pid  int
 	dur, warmup         time.Duration
-	gzip                bool
+	gzip, session       bool
 	min                 float64
 }
 
@@ -66,6 +66,7 @@ func runSide(ctx context.Context, args []string) int {
 	fs.DurationVar(&o.dur, "d", 5*time.Second, "measured time per target and round")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up per target and round")
 	fs.BoolVar(&o.gzip, "gzip", true, "send Accept-Encoding: gzip")
+	fs.BoolVar(&o.session, "session", false, "sign a player up first and send its session cookie (for get-session and the player routes)")
 	fs.Float64Var(&o.min, "min", 0, "fail when the median ratio is below this")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -115,6 +116,8 @@ type sideResult struct {
 type sideRound struct {
 	ServerRPS        float64 `json:"serverRps"`
 	BareRPS          float64 `json:"bareRps"`
+	ServerP99Ms      float64 `json:"serverP99Ms"`
+	BareP99Ms        float64 `json:"bareP99Ms"`
 	Ratio            float64 `json:"ratio"`
 	ServerCPUUs      float64 `json:"serverCpuUsPerRequest,omitempty"`
 	BareCPUUs        float64 `json:"bareCpuUsPerRequest,omitempty"`
@@ -134,6 +137,11 @@ func side(ctx context.Context, o *sideOptions) (*sideResult, error) {
 	req := &request{Method: http.MethodGet, Path: o.path, Header: map[string]string{}}
 	if o.gzip {
 		req.Header["Accept-Encoding"] = "gzip"
+	}
+	if o.session {
+		if req.Cookie, err = signUpCookie(base); err != nil {
+			return nil, err
+		}
 	}
 	c := newConn(base, 10*time.Second)
 	sample, err := c.do(req)
@@ -170,14 +178,14 @@ func side(ctx context.Context, o *sideOptions) (*sideResult, error) {
 		if a.failed > 0 || b.failed > 0 {
 			return nil, fmt.Errorf("round %d: %d failed requests to the server, %d to the bare handler", i+1, a.failed, b.failed)
 		}
-		r := sideRound{ServerRPS: a.rps, BareRPS: b.rps, Ratio: a.rps / b.rps,
+		r := sideRound{ServerRPS: a.rps, BareRPS: b.rps, Ratio: a.rps / b.rps, ServerP99Ms: a.p99Ms, BareP99Ms: b.p99Ms,
 			ServerCPUUs: a.cpuUs, BareCPUUs: b.cpuUs, LoadgenServerCPU: a.loadgenCPUUs, LoadgenBareCPU: b.loadgenCPUUs}
 		if a.cpuUs > 0 && b.cpuUs > 0 {
 			r.CPURatio = b.cpuUs / a.cpuUs
 			cpuRatios = append(cpuRatios, r.CPURatio)
 		}
-		fmt.Fprintf(os.Stderr, "loadgen: round %d: server %.0f/s (%.1f µs CPU per request), bare %.0f/s (%.1f µs), ratio %.3f, CPU ratio %.3f\n",
-			i+1, r.ServerRPS, r.ServerCPUUs, r.BareRPS, r.BareCPUUs, r.Ratio, r.CPURatio)
+		fmt.Fprintf(os.Stderr, "loadgen: round %d: server %.0f/s (%.1f µs CPU per request, p99 %.2f ms), bare %.0f/s (%.1f µs, p99 %.2f ms), ratio %.3f, CPU ratio %.3f\n",
+			i+1, r.ServerRPS, r.ServerCPUUs, r.ServerP99Ms, r.BareRPS, r.BareCPUUs, r.BareP99Ms, r.Ratio, r.CPURatio)
 		res.Rounds = append(res.Rounds, r)
 		ratios = append(ratios, r.Ratio)
 	}
@@ -198,6 +206,8 @@ type target struct {
 type hammerResult struct {
 	rps    float64
 	failed int64
+	// p99Ms is the 99th percentile of the measured requests' latency.
+	p99Ms float64
 	// cpuUs and loadgenCPUUs are the CPU microseconds per answered
 	// request of the target process (0 without a pid) and of this one.
 	cpuUs, loadgenCPUUs float64
@@ -211,13 +221,15 @@ func hammer(ctx context.Context, t target, req *request, conns int, warmup, dur 
 	var measuring atomic.Bool
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for range conns {
+	latencies := make([][]time.Duration, conns)
+	for i := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c := newConn(t.url, 10*time.Second)
 			defer c.close()
 			for ctx.Err() == nil {
+				sent := time.Now()
 				res, err := c.do(req)
 				if !measuring.Load() {
 					continue
@@ -227,6 +239,7 @@ func hammer(ctx context.Context, t target, req *request, conns int, warmup, dur 
 					continue
 				}
 				ok.Add(1)
+				latencies[i] = append(latencies[i], time.Since(sent))
 			}
 		}()
 	}
@@ -241,7 +254,7 @@ func hammer(ctx context.Context, t target, req *request, conns int, warmup, dur 
 	targetCPU, ownCPU = processCPU(t.pid)-targetCPU, ownCPUTime()-ownCPU
 	cancel()
 	wg.Wait()
-	res := hammerResult{rps: float64(n) / elapsed.Seconds(), failed: f}
+	res := hammerResult{rps: float64(n) / elapsed.Seconds(), failed: f, p99Ms: p99(latencies)}
 	if n > 0 {
 		if t.pid > 0 {
 			res.cpuUs = float64(targetCPU.Microseconds()) / float64(n)
@@ -249,6 +262,39 @@ func hammer(ctx context.Context, t target, req *request, conns int, warmup, dur 
 		res.loadgenCPUUs = float64(ownCPU.Microseconds()) / float64(n)
 	}
 	return res
+}
+
+// p99 is the 99th percentile of all the connections' latencies, in ms.
+func p99(perConn [][]time.Duration) float64 {
+	all := slices.Concat(perConn...)
+	if len(all) == 0 {
+		return 0
+	}
+	slices.Sort(all)
+	return float64(all[len(all)*99/100].Microseconds()) / 1000
+}
+
+// signUpCookie signs a new player up on base and returns the Cookie
+// header of its session.
+func signUpCookie(base *url.URL) (string, error) {
+	nick := fmt.Sprintf("side%d", time.Now().UnixNano()%1e9)
+	body, _ := json.Marshal(map[string]any{"email": nick + "@example.com", "password": "side-by-side password",
+		"name": "Side", "nickname": nick})
+	c := newConn(base, 30*time.Second)
+	defer c.close()
+	res, err := c.do(&request{Method: http.MethodPost, Path: "/api/auth/player/sign-up/email", Body: body,
+		Header: map[string]string{"Content-Type": "application/json", "Origin": base.String()}})
+	if err != nil {
+		return "", fmt.Errorf("sign up: %w", err)
+	}
+	if res.Status != http.StatusOK {
+		return "", fmt.Errorf("sign up answered %d: %s", res.Status, res.Body)
+	}
+	var parts []string
+	for _, ck := range (&http.Response{Header: res.Header}).Cookies() {
+		parts = append(parts, ck.Name+"="+ck.Value)
+	}
+	return strings.Join(parts, "; "), nil
 }
 
 // processCPU is the CPU time of pid so far, 0 for pid 0.
@@ -376,10 +422,10 @@ func printSide(w io.Writer, res *sideResult) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "GET %s (%d bytes), %d connections: server vs a bare net/http handler serving the same bytes\n",
 		res.Path, res.Bytes, res.Connections)
-	fmt.Fprintln(tw, "round\tserver req/s\tbare req/s\tratio\tserver CPU µs/req\tbare CPU µs/req\tCPU ratio\tloadgen CPU µs/req (server, bare)\t")
+	fmt.Fprintln(tw, "round\tserver req/s\tbare req/s\tratio\tserver p99 ms\tbare p99 ms\tserver CPU µs/req\tbare CPU µs/req\tCPU ratio\tloadgen CPU µs/req (server, bare)\t")
 	for i, r := range res.Rounds {
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.3f\t%.1f, %.1f\t\n", i+1, r.ServerRPS, r.BareRPS, r.Ratio,
-			r.ServerCPUUs, r.BareCPUUs, r.CPURatio, r.LoadgenServerCPU, r.LoadgenBareCPU)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t%.1f\t%.1f\t%.3f\t%.1f, %.1f\t\n", i+1, r.ServerRPS, r.BareRPS, r.Ratio,
+			r.ServerP99Ms, r.BareP99Ms, r.ServerCPUUs, r.BareCPUUs, r.CPURatio, r.LoadgenServerCPU, r.LoadgenBareCPU)
 	}
 	tw.Flush()
 	rs, cs := make([]float64, len(res.Rounds)), make([]float64, len(res.Rounds))

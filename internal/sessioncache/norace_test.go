@@ -1,0 +1,5 @@
+//go:build !race
+
+package sessioncache
+
+const distinctKeys = 1_000_000
