@@ -69,7 +69,7 @@ func (s *Service) SendVerificationEmail(ctx context.Context, realm account.Realm
 	if err := s.origins.CheckCallback(callbackURL, CodeInvalidCallbackURL); err != nil {
 		return err
 	}
-	if err := s.allow(ctx, actionVerifyMail, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
+	if _, err := s.allow(ctx, actionVerifyMail, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
 		return err
 	}
 	if p != nil {
@@ -200,7 +200,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, realm account.Realm,
 	if err := s.origins.CheckCallback(redirectTo, CodeInvalidRedirectURL); err != nil {
 		return err
 	}
-	if err := s.allow(ctx, actionResetRequest, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
+	if _, err := s.allow(ctx, actionResetRequest, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
 		return err
 	}
 	err := s.mailReset(ctx, realm, email, redirectTo)

@@ -134,3 +134,21 @@ func limitKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
 }
+
+// Refund takes back one attempt counted by Allow against every check, for
+// a request refused before it did what the limit guards (no hashing slot
+// was free): moving a key's time back by one step leaves it as if the
+// attempt had never come, once any earlier attempts are accounted for.
+func (l *RateLimits) Refund(ctx context.Context, checks ...ratelimit.Check) error {
+	for _, c := range checks {
+		if c.Rule.Off() {
+			continue
+		}
+		step := c.Rule.Window.Microseconds() / int64(c.Rule.Limit)
+		if _, err := l.db.bun.NewUpdate().Table("rate_limits").Set("tat = tat - ?", step).
+			Where("key = ?", limitKey(c.Key)).Exec(ctx); err != nil {
+			return mapError(fmt.Errorf("rate limit refund: %w", err))
+		}
+	}
+	return nil
+}
