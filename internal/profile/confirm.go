@@ -149,7 +149,7 @@ func (s *Service) apply(ctx context.Context, tx Tx, c *Change, u *account.User, 
 		}
 		// The old address learns that it no longer controls the account.
 		if err := s.notify(ctx, tx, mail.TemplateEmailChanged, old.Email,
-			mail.Data{Name: u.Name, Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
+			mail.Data{Name: mail.GreetingName(u.Name, old.EmailVerified), Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
 			return nil, false, err
 		}
 		return &Confirmation{Status: true, Type: TypeEmail, Step: ResultCompleted, User: u}, true, nil
@@ -169,7 +169,7 @@ func (s *Service) apply(ctx context.Context, tx Tx, c *Change, u *account.User, 
 			return nil, false, err
 		}
 		if err := s.notify(ctx, tx, mail.TemplatePasswordChanged, u.Email,
-			mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email}, now); err != nil {
+			mail.Data{Name: mail.GreetingName(u.Name, u.EmailVerified), Nickname: u.Nickname, Email: u.Email}, now); err != nil {
 			return nil, false, err
 		}
 		return &Confirmation{Status: true, Type: TypePassword, Step: ResultCompleted, RequiresLogin: true, User: nil}, true, nil

@@ -372,7 +372,9 @@ func recipientOf(c *Change, step Step, u *account.User) string {
 
 // confirmationMail composes the message carrying the link for step of c.
 func (s *Service) confirmationMail(c *Change, step Step, u *account.User, link string, expiresAt time.Time) (*mail.Outgoing, error) {
-	data := mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email, Link: link, ExpiresAt: expiresAt}
+	// The new address of an email change has not shown it is the account's.
+	verified := u.EmailVerified && step != StepNewEmail
+	data := mail.Data{Name: mail.GreetingName(u.Name, verified), Nickname: u.Nickname, Email: u.Email, Link: link, ExpiresAt: expiresAt}
 	var tmpl mail.Template
 	switch {
 	case c.Type == TypeProfile:
