@@ -85,8 +85,8 @@ func TestValidateNameRefusesInvisibleCharacters(t *testing.T) {
 	}{
 		{"Ada Lovelace", true},
 		{"Zoë 🙂", true},
-		{"👩\u200d💻 coder", true},  // an emoji sequence joins with ZWJ
-		{"می\u200cخواهم", true}, // Persian needs the non-joiner
+		{"👩\u200d💻 coder", true}, // an emoji sequence joins with ZWJ
+		{"می\u200cخواهم", true},  // Persian needs the non-joiner
 		{"Ada \u202eevil.example", false},
 		{"Ada\u2066x\u2069", false},
 		{"\u200fAda", false},
