@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -90,6 +91,12 @@ var ErrHashBusy = &platform.Error{Kind: platform.KindUnavailable, Code: platform
 // flight as Admission.PerClient allows.
 var ErrHashClientBusy = &platform.Error{Kind: platform.KindRateLimited, Code: platform.CodeRateLimited,
 	Message: "Too many requests. Please try again later.", RetryAfter: time.Second}
+
+// RefusedBeforeHash reports whether err refused a hash before it ran: no
+// slot was free in time, or the client had too many in flight.
+func RefusedBeforeHash(err error) bool {
+	return errors.Is(err, ErrHashBusy) || errors.Is(err, ErrHashClientBusy)
+}
 
 // NewHasher returns a hasher that makes new hashes with params and admits
 // hashes as admission says.

@@ -8,6 +8,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"golang.org/x/net/idna"
+
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -28,10 +30,35 @@ const (
 // DefaultAdminRole is the role of an administrator created without one.
 const DefaultAdminRole = string(role.Default)
 
-// NormalizeEmail trims and lower-cases an email address. Uniqueness and
-// look-ups always use the normalised form.
+// NormalizeEmail trims and lower-cases an email address and writes a
+// domain that is not plain ASCII in its IDNA ASCII form (UTS #46 mapping
+// for lookup, as browsers resolve host names): full-width letters and the
+// look-alike full stops U+3002, U+FF0E and U+FF61 map to their ASCII
+// forms, and other scripts to "xn--" labels, so "a@example。com" is the
+// same account as "a@example.com" and every domain is stored the way mail
+// is delivered to it. A domain IDNA refuses is left as it is, and
+// ValidEmail refuses it. Uniqueness and look-ups always use the
+// normalised form.
 func NormalizeEmail(email string) string {
-	return strings.ToLower(strings.TrimSpace(email))
+	email = strings.ToLower(strings.TrimSpace(email))
+	at := strings.LastIndexByte(email, '@')
+	if at < 0 || isASCII(email[at+1:]) {
+		return email
+	}
+	domain, err := idna.Lookup.ToASCII(email[at+1:])
+	if err != nil {
+		return email
+	}
+	return email[:at+1] + domain
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // validateEmail accepts a bare address (see ValidEmail).
@@ -54,13 +81,16 @@ func emailProblem(email string) string {
 
 // ValidEmail reports whether email (already normalised) is an address this
 // service accepts: a bare address (no display name, no comments, no quoted
-// local part, no IP literal) with a dotted domain, at most MaxEmailLen bytes.
+// local part, no IP literal) with a dotted ASCII domain (NormalizeEmail
+// writes international ones in their IDNA form), without invisible format
+// characters (bidi controls, zero-width spaces and joiners), at most
+// MaxEmailLen bytes.
 func ValidEmail(email string) bool {
 	if len(email) > MaxEmailLen || !utf8.ValidString(email) {
 		return false
 	}
 	for _, r := range email {
-		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) || unicode.IsControl(r) {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return false
 		}
 	}
@@ -76,7 +106,7 @@ func ValidEmail(email string) bool {
 	if local == "" || len(local) > 64 || strings.HasPrefix(local, "\"") {
 		return false
 	}
-	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
+	if !isASCII(domain) || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
 		strings.Contains(domain, "..") || strings.HasPrefix(domain, "[") {
 		return false
 	}
@@ -127,7 +157,8 @@ func nicknameProblem(nickname string) string {
 func NormalizeName(name string) string { return strings.TrimSpace(name) }
 
 // ValidateName requires a normalised display name of 1 to 100 characters
-// without control characters.
+// without control characters or invisible format characters (see
+// invisibleAt).
 func ValidateName(name string) error {
 	if p := nameProblem(name); p != "" {
 		return platform.Invalid("name", p)
@@ -147,7 +178,35 @@ func nameProblem(name string) string {
 			return "must not contain control characters"
 		}
 	}
+	if invisibleAt(name) {
+		return "must not contain bidirectional controls or invisible characters"
+	}
 	return ""
+}
+
+// invisibleAt reports whether s holds a format character (Unicode Cf):
+// bidirectional controls such as U+202E, which reorder the text around a
+// name wherever it is shown, and zero-width or invisible ones (U+200B,
+// U+2060, U+FEFF, U+00AD…), which make two names that look the same
+// differ. The zero-width joiner and non-joiner (U+200D, U+200C) are the
+// exception where they join two visible characters, as emoji sequences
+// and Persian or Indic names need them.
+func invisibleAt(s string) bool {
+	runes := []rune(s)
+	for i, r := range runes {
+		if !unicode.Is(unicode.Cf, r) {
+			continue
+		}
+		joiner := r == 0x200c || r == 0x200d
+		if !joiner || i == 0 || i == len(runes)-1 || !visible(runes[i-1]) || !visible(runes[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func visible(r rune) bool {
+	return !unicode.Is(unicode.Cf, r) && !unicode.IsSpace(r) && unicode.IsGraphic(r)
 }
 
 // imageProblem accepts an absolute http(s) URL of at most MaxImageLen bytes.

@@ -31,6 +31,13 @@ func TestValidEmail(t *testing.T) {
 		{strings.Repeat("a", 65) + "@example.com", false},
 		{"a@" + strings.Repeat("b", 250) + ".com", false},
 		{"\xff@example.com", false},
+		// Invisible characters anywhere, and domains left non-ASCII
+		// (NormalizeEmail writes valid international ones as xn--).
+		{"ada\u202e@example.com", false},
+		{"ada@exam\u200bple.com", false},
+		{"\ufeffada@example.com", false},
+		{"ada@example\u3002com", false},
+		{"ada@xn--r8jz45g.jp", true},
 	}
 	for _, tt := range tests {
 		if got := ValidEmail(tt.email); got != tt.want {
@@ -40,8 +47,67 @@ func TestValidEmail(t *testing.T) {
 }
 
 func TestNormalizeEmail(t *testing.T) {
-	if got, want := NormalizeEmail("  Ada.Lovelace@Example.COM \t"), "ada.lovelace@example.com"; got != want {
-		t.Fatalf("NormalizeEmail = %q, want %q", got, want)
+	tests := []struct{ in, want string }{
+		{"  Ada.Lovelace@Example.COM \t", "ada.lovelace@example.com"},
+		// Look-alike full stops and full-width letters map to ASCII, so
+		// they name the same account as the ASCII address.
+		{"ada@example\u3002com", "ada@example.com"},
+		{"ada@example\uff0ecom", "ada@example.com"},
+		{"ada@example\uff61com", "ada@example.com"},
+		{"ada@\uff45xample.com", "ada@example.com"},
+		{"ada@例え.JP", "ada@xn--r8jz45g.jp"},
+		// UTS #46 drops zero-width characters from a domain.
+		{"ada@exam\u200bple.com", "ada@example.com"},
+		// Left as it is when IDNA refuses it; ValidEmail then refuses it.
+		{"ada@ex\u202eample.com", "ada@ex\u202eample.com"},
+		{"ada@example.com\u3002", "ada@example.com."},
+	}
+	for _, tt := range tests {
+		got := NormalizeEmail(tt.in)
+		if got != tt.want {
+			t.Errorf("NormalizeEmail(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if ValidEmail(got) != ValidEmail(tt.want) {
+			t.Errorf("ValidEmail(NormalizeEmail(%q)) = %v", tt.in, ValidEmail(got))
+		}
+	}
+	for _, bad := range []string{"ada\u200b@example.com", "ada@example.com\u3002", "ada@ex\u202eample.com"} {
+		if ValidEmail(NormalizeEmail(bad)) {
+			t.Errorf("%q is accepted once normalised", bad)
+		}
+	}
+}
+
+func TestValidateNameRefusesInvisibleCharacters(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"Ada Lovelace", true},
+		{"Zoë 🙂", true},
+		{"👩\u200d💻 coder", true}, // an emoji sequence joins with ZWJ
+		{"می\u200cخواهم", true},  // Persian needs the non-joiner
+		{"Ada \u202eevil.example", false},
+		{"Ada\u2066x\u2069", false},
+		{"\u200fAda", false},
+		{"Ad\u200ba", false},
+		{"Ada\ufeff", false},
+		{"Ad\u00ada", false},
+		{"Ada\u200d", false},
+		{"A\u200c\u200cda", false},
+		{"Ada \u200d x", false},
+		{"unlock at https://evil.example\u0085", false},
+	}
+	for _, tt := range tests {
+		err := ValidateName(tt.name)
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+	for _, nick := range []string{"ada\u202e", "a\u200bda", "\u2066ada"} {
+		if ValidateNickname(nick) == nil {
+			t.Errorf("nickname %q accepted", nick)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/jobs"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/store"
 )
 
 // jobList is every periodic task of the service. The sweeps delete in
@@ -14,43 +15,52 @@ import (
 // mid-job) is finished by the replica that claims the job after its
 // lease lapses.
 func (a *App) jobList() []jobs.Job {
-	sw, j := a.DB.Sweeps().WithBatch(a.Config.Jobs.SweepBatch), a.Config.Jobs
+	sweeps, j := a.DB.Sweeps().WithBatch(a.Config.Jobs.SweepBatch), a.Config.Jobs
 	before := func(age time.Duration) time.Time { return a.Now().Add(-age) }
-	sweep := func(name string, fn func(ctx context.Context, dryRun bool) (int, error)) jobs.Job {
-		return jobs.Job{Name: name, Every: j.SweepEvery, Run: fn}
+	// Each sweep's batches are fenced by the run's lease.
+	sweep := func(name string, fn func(ctx context.Context, sw *store.Sweeps, dryRun bool) (int, error)) jobs.Job {
+		return jobs.Job{Name: name, Every: j.SweepEvery, Run: func(ctx context.Context, p jobs.Pass) (int, error) {
+			return fn(ctx, sweeps.Fenced(name, p.Holder), p.DryRun)
+		}}
 	}
 	list := []jobs.Job{
-		sweep("expired-sessions", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredSessions(ctx, a.Now(), dry) }),
-		sweep("expired-mail-tokens", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredMailTokens(ctx, a.Now(), dry) }),
-		sweep("rate-limit-counters", func(ctx context.Context, dry bool) (int, error) { return sw.RateLimits(ctx, a.Now(), dry) }),
-		sweep("finished-mail", func(ctx context.Context, dry bool) (int, error) {
+		sweep("expired-sessions", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.ExpiredSessions(ctx, a.Now(), dry)
+		}),
+		sweep("expired-mail-tokens", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.ExpiredMailTokens(ctx, a.Now(), dry)
+		}),
+		sweep("rate-limit-counters", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.RateLimits(ctx, a.Now(), dry)
+		}),
+		sweep("finished-mail", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.FinishedMail(ctx, before(j.MailRetention), dry)
 		}),
-		sweep("closed-lobbies", func(ctx context.Context, dry bool) (int, error) {
+		sweep("closed-lobbies", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.ClosedLobbies(ctx, before(player.ClosedLobbyRetention), dry)
 		}),
 		// A pending change whose link expired loses its new password hash
 		// at once; the change itself stays for profile.Retention.
-		sweep("stale-password-changes", func(ctx context.Context, dry bool) (int, error) {
+		sweep("stale-password-changes", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.StalePasswordChanges(ctx, before(a.Config.TokenTTL), dry)
 		}),
-		sweep("old-profile-changes", func(ctx context.Context, dry bool) (int, error) {
+		sweep("old-profile-changes", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.OldProfileChanges(ctx, before(profile.Retention), dry)
 		}),
-		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 			return a.Players.CloseIdleLobbies(ctx)
 		}},
 		// The figures of the metrics and the admin bootstraps: one snapshot
 		// row, so no scrape or request counts a growing table.
-		{Name: "gauges", Every: a.gaugesEvery(), NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+		{Name: "gauges", Every: a.gaugesEvery(), NoDryRun: true, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 			return 0, a.Gauges.Refresh(ctx)
 		}},
-		{Name: "overdue-mail", Every: j.MailEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
+		{Name: "overdue-mail", Every: j.MailEvery, NoDryRun: true, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 			return a.MailWorker.ExpireOverdue(ctx, a.Now().UTC())
 		}},
 	}
 	if j.AuditRetention > 0 {
-		list = append(list, sweep("audit-log", func(ctx context.Context, dry bool) (int, error) {
+		list = append(list, sweep("audit-log", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.AuditLog(ctx, before(j.AuditRetention), dry)
 		}))
 	}

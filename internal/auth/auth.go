@@ -327,12 +327,13 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	if err := account.CheckNewUser(realm, in); err != nil {
 		return nil, err
 	}
-	if err := s.allow(ctx, actionSignUp, realm, client, in.Email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+	counted, err := s.allow(ctx, actionSignUp, realm, client, in.Email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount)
+	if err != nil {
 		return nil, err
 	}
 	u, err := s.accounts.Prepare(hashingFor(ctx, realm, client, in.Email), realm, in)
 	if err != nil {
-		return nil, err
+		return nil, s.refundUnhashed(ctx, err, counted)
 	}
 	sess, token, err := s.newSession(realm, u.ID, remember, client)
 	if err != nil {
@@ -355,12 +356,13 @@ func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, passwo
 	if err := account.CheckCredentials(email, password); err != nil {
 		return nil, err
 	}
-	if err := s.allow(ctx, actionSignIn, realm, client, email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount); err != nil {
+	counted, err := s.allow(ctx, actionSignIn, realm, client, email, s.opts.Limits.LoginIP, s.opts.Limits.LoginAccount)
+	if err != nil {
 		return nil, err
 	}
 	u, err := s.accounts.Authenticate(hashingFor(ctx, realm, client, email), realm, email, password)
 	if err != nil {
-		return nil, err
+		return nil, s.refundUnhashed(ctx, err, counted)
 	}
 	return s.OpenSession(ctx, u, remember, client)
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
@@ -50,6 +51,8 @@ func ipKey(ip string) string {
 // nothing and returns false with the wait.
 type Limiter interface {
 	Allow(ctx context.Context, now time.Time, checks ...ratelimit.Check) (bool, time.Duration, error)
+	// Refund takes back one attempt that Allow counted.
+	Refund(ctx context.Context, checks ...ratelimit.Check) error
 }
 
 // allow counts one attempt of action from client for email and answers
@@ -57,21 +60,37 @@ type Limiter interface {
 // spent. A refused attempt is not counted. When the counters cannot be
 // read the attempt is refused (the error says the database is
 // unavailable): a limit that fails open is no limit under attack.
-func (s *Service) allow(ctx context.Context, action string, realm account.Realm, client Client, email string, perIP, perAccount ratelimit.Rule) error {
+// It returns the checks it counted, for refundUnhashed.
+func (s *Service) allow(ctx context.Context, action string, realm account.Realm, client Client, email string, perIP, perAccount ratelimit.Rule) ([]ratelimit.Check, error) {
 	checks := []ratelimit.Check{{Key: action + "|ip|" + ipKey(client.IPAddress), Rule: perIP}}
 	if email = account.NormalizeEmail(email); email != "" {
 		checks = append(checks, ratelimit.Check{Key: action + "|account|" + string(realm) + "|" + email, Rule: perAccount})
 	}
 	ok, wait, err := s.limiter.Allow(ctx, s.now(), checks...)
 	if err != nil {
-		return fmt.Errorf("rate limit %s: %w", action, err)
+		return nil, fmt.Errorf("rate limit %s: %w", action, err)
 	}
 	if ok {
-		return nil
+		return checks, nil
 	}
 	e := platform.Errorf(platform.KindRateLimited, platform.CodeRateLimited, "Too many requests. Please try again later.")
 	e.RetryAfter = max(wait, time.Second)
-	return e
+	return nil, e
+}
+
+// refundUnhashed gives back the attempt counted against checks when err
+// refused the request before its password was hashed (the hasher was
+// busy): a client retrying through a sign-in flood it has no part in
+// must not find its budget spent once the flood has passed. It returns
+// err, joined with the refund's error should that fail.
+func (s *Service) refundUnhashed(ctx context.Context, err error, checks []ratelimit.Check) error {
+	if !account.RefusedBeforeHash(err) {
+		return err
+	}
+	if rerr := s.limiter.Refund(context.WithoutCancel(ctx), checks...); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // hashingFor names the client and the account a password hash is made for,

@@ -69,7 +69,7 @@ func (s *Service) SendVerificationEmail(ctx context.Context, realm account.Realm
 	if err := s.origins.CheckCallback(callbackURL, CodeInvalidCallbackURL); err != nil {
 		return err
 	}
-	if err := s.allow(ctx, actionVerifyMail, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
+	if _, err := s.allow(ctx, actionVerifyMail, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
 		return err
 	}
 	if p != nil {
@@ -111,7 +111,7 @@ func (s *Service) mailVerification(ctx context.Context, u *account.User, callbac
 	}
 	link := s.opts.BaseURL + MountPath(u.Realm) + "/verify-email?" + q.Encode()
 	msg, err := s.mailer.Compose(mail.TemplateVerifyEmail, u.Email,
-		mail.Data{Name: u.Name, Email: u.Email, Link: link, ExpiresAt: t.ExpiresAt}, t.ExpiresAt)
+		mail.Data{Name: mail.GreetingName(u.Name, u.EmailVerified), Email: u.Email, Link: link, ExpiresAt: t.ExpiresAt}, t.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("compose verification mail: %w", err)
 	}
@@ -201,7 +201,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, realm account.Realm,
 	if err := s.origins.CheckCallback(redirectTo, CodeInvalidRedirectURL); err != nil {
 		return err
 	}
-	if err := s.allow(ctx, actionResetRequest, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
+	if _, err := s.allow(ctx, actionResetRequest, realm, client, email, s.opts.Limits.MailIP, s.opts.Limits.MailAccount); err != nil {
 		return err
 	}
 	err := s.mailReset(ctx, realm, email, redirectTo)
@@ -226,7 +226,7 @@ func (s *Service) mailReset(ctx context.Context, realm account.Realm, email, red
 	}
 	link := s.opts.BaseURL + MountPath(realm) + "/reset-password/" + token + "?" + url.Values{"callbackURL": {redirectTo}}.Encode()
 	msg, err := s.mailer.Compose(mail.TemplateResetPassword, u.Email,
-		mail.Data{Name: u.Name, Email: u.Email, Link: link, ExpiresAt: t.ExpiresAt}, t.ExpiresAt)
+		mail.Data{Name: mail.GreetingName(u.Name, u.EmailVerified), Email: u.Email, Link: link, ExpiresAt: t.ExpiresAt}, t.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("compose reset mail: %w", err)
 	}
@@ -281,7 +281,7 @@ func (s *Service) ResetPassword(ctx context.Context, realm account.Realm, token,
 		return err
 	}
 	notice, err := s.mailer.Compose(mail.TemplatePasswordChanged, u.Email,
-		mail.Data{Name: u.Name, Email: u.Email, Nickname: u.Nickname}, now.Add(s.opts.TokenTTL))
+		mail.Data{Name: mail.GreetingName(u.Name, u.EmailVerified), Email: u.Email, Nickname: u.Nickname}, now.Add(s.opts.TokenTTL))
 	if err != nil {
 		return fmt.Errorf("compose password-changed mail: %w", err)
 	}

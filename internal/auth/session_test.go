@@ -69,10 +69,17 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
+	return newFixtureWithHasher(t, limits, account.NewHasher(cheapHash, account.Admission{}))
+}
+
+// cheapHash keeps the tests' password hashes quick.
+var cheapHash = account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
+
+func newFixtureWithHasher(t *testing.T, limits auth.Limits, hasher *account.Hasher) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), clk.Now)
+	accounts := account.NewService(db.Accounts(), hasher, clk.Now)
 	composer, err := mail.NewComposer(secret, clk.Now)
 	if err != nil {
 		t.Fatal(err)

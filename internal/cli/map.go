@@ -301,7 +301,7 @@ func analyzeOne(e *env, l gamemap.MapLayout, output string) error {
 		if !a.Valid {
 			state = fmt.Sprintf("%d problems", len(a.Problems))
 		}
-		fmt.Fprintf(e.stdout, "%s map, seed %d, version %d, %d×%d: %s\n", l.Size, l.Seed, l.Version, l.Width, l.Height, state)
+		fmt.Fprintf(e.stdout, "%s map, seed %d, version %d, %d×%d: %s\n", safeText(string(l.Size)), l.Seed, l.Version, l.Width, l.Height, state)
 		fmt.Fprintf(e.stdout, "path cells %d, build cells %d, overlap cells %d\n", a.PathCellCount, a.BuildCellCount, a.OverlapCellCount)
 		rows := make([][]string, 0, len(a.Routes))
 		for _, r := range a.Routes {

@@ -241,3 +241,20 @@ func TestColourMap(t *testing.T) {
 		t.Error("an Ascii profile still coloured the map")
 	}
 }
+
+// A layout's text reaches the terminal escaped: its size, with an OSC
+// title sequence, a screen clear and a right-to-left override, shows as
+// escapes in analyze's header.
+func TestMapAnalyzeEscapesTheLayoutsText(t *testing.T) {
+	l := gamemap.Generate(gamemap.Short, 9)
+	l.Size = gamemap.Size("short\x1b]0;owned\x07\x1b[2J\u009b31m\u202e")
+	raw, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runMap(t, string(raw), "map", "analyze", "--in", "-")
+	if c, found := rawUnsafe(r.stdout + r.stderr); found {
+		t.Fatalf("map analyze prints %U raw: %q", c, r.stdout)
+	}
+	goldenFile(t, "analyze-hostile.txt", r.stdout)
+}

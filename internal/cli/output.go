@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,11 +60,18 @@ func completeValues(cmd *cobra.Command, flag string, values ...string) {
 	cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // the flag exists
 }
 
-// writeJSON writes v as indented JSON for scripts.
+// writeJSON writes v as indented JSON for scripts, with control and
+// format characters escaped (escapeJSONText) so that a person paging it
+// on a terminal is as safe as one reading a table.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONText(buf.Bytes()))
+	return err
 }
 
 // writeData writes v as JSON or YAML (with the JSON field names) and
@@ -179,6 +187,7 @@ const (
 // (colour on a terminal), plain aligned columns otherwise; cut to fit the
 // view's width.
 func (v view) write(w io.Writer, styled bool, headers []string, rows [][]string) error {
+	headers, rows = safeRows([][]string{headers})[0], safeRows(rows)
 	overhead := plainGap*(len(headers)-1) + 0
 	if styled {
 		overhead = borderedCell*len(headers) + 1
@@ -278,6 +287,7 @@ func idColumns(rows [][]string, n int) []bool {
 
 // fitLine cuts a free-text line to the view's width.
 func fitLine(v view, s string) string {
+	s = safeText(s)
 	if v.width <= 0 {
 		return s
 	}

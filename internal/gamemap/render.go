@@ -3,6 +3,8 @@ package gamemap
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Glyphs used by ASCII, one per cell, coloured on a terminal with
@@ -113,6 +115,43 @@ func ASCII(l MapLayout, placements ...Placement) (string, error) {
 	return b.String(), nil
 }
 
+// escapeXML makes s safe as XML text or an attribute value, whatever it
+// holds: markup characters are escaped, and what XML 1.0 forbids (most
+// C0 controls, such as ESC, and invalid UTF-8) or what would act on the
+// reader rather than show (C1 controls, bidirectional overrides and other
+// format characters) becomes U+FFFD, so the SVG is always well-formed.
 func escapeXML(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			b.WriteRune(utf8.RuneError)
+		case !xmlShowable(r):
+			b.WriteRune(utf8.RuneError)
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// xmlShowable reports whether r is an XML 1.0 character that shows as
+// text: not a control (but tab), not a format character, not a surrogate
+// or non-character.
+func xmlShowable(r rune) bool {
+	switch {
+	case r == '\t':
+		return true
+	case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == '\u2028', r == '\u2029':
+		return false
+	}
+	return r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }

@@ -84,6 +84,9 @@ func TestBlockedPathsOverHTTP(t *testing.T) {
 		{"dot-dot out of /api/auth", func(m, n string) string { return "/api/auth/../" + n }},
 		{"matrix parameter", func(m, n string) string { return m + "/" + n + ";a=b" }},
 		{"trailing dot", func(m, n string) string { return m + "/" + n + "." }},
+		{"parameter on /api", func(m, n string) string { return strings.Replace(m, "/api", "/api;x", 1) + "/" + n }},
+		{"parameter on /auth", func(m, n string) string { return strings.Replace(m, "/auth", "/auth;x", 1) + "/" + n }},
+		{"encoded parameter on /auth", func(m, n string) string { return strings.Replace(m, "/auth", "/auth%3bx", 1) + "/" + n }},
 	}
 	methods := []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "PROPFIND"}
 	for _, mount := range []string{"/api/auth/player", "/api/auth/admin", "/api/auth"} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/mailtest"
 )
@@ -203,4 +204,39 @@ func TestFailedResetLinkDoesNotLogItsToken(t *testing.T) {
 		t.Fatal("the failure was not logged")
 	}
 	assertNotLogged(t, srv, token)
+}
+
+// Anyone may sign up with someone else's address and a name of their
+// choosing, so mail to an address not yet verified as the account's
+// carries no display name, in the subject or the body; once verified, the
+// account's mail greets its owner by name.
+func TestMailToAnUnverifiedAddressCarriesNoName(t *testing.T) {
+	t.Parallel()
+	srv, smtp := mailServer(t)
+	const lure = "Support team: unlock at evil.example"
+	p := srv.SignUpPlayerWith(t, account.NewUser{Email: "victim@example.com", Name: lure, Nickname: "lure", Password: apitest.DefaultPassword})
+	anon := srv.Client(t)
+	if r := anon.Do("POST", "/api/auth/player/send-verification-email", map[string]any{"email": p.User.Email}); r.Status != 200 {
+		t.Fatalf("send-verification-email = %d %s", r.Status, r.Body)
+	}
+	if r := anon.Do("POST", "/api/auth/player/request-password-reset", map[string]any{"email": p.User.Email}); r.Status != 200 {
+		t.Fatalf("request-password-reset = %d %s", r.Status, r.Body)
+	}
+	verify := smtp.WaitFor(t, 10*time.Second, subject("Verify"))
+	reset := smtp.WaitFor(t, 10*time.Second, subject("Reset"))
+	for _, m := range []mailtest.Message{verify, reset} {
+		if strings.Contains(m.Subject, lure) || strings.Contains(m.Text, lure) || strings.Contains(m.HTML, lure) {
+			t.Fatalf("mail %q to an unverified address carries the name:\n%s", m.Subject, m.Text)
+		}
+	}
+	if r := anon.Do("GET", linkPath(t, srv, verify), nil); r.Status != 200 {
+		t.Fatalf("verify-email = %d %s", r.Status, r.Body)
+	}
+	if r := anon.Do("POST", "/api/auth/player/request-password-reset", map[string]any{"email": p.User.Email}); r.Status != 200 {
+		t.Fatalf("request-password-reset = %d %s", r.Status, r.Body)
+	}
+	again := smtp.WaitForNth(t, 10*time.Second, subject("Reset"), 2)
+	if strings.Contains(again.Subject, lure) || !strings.Contains(again.Text, "Hello "+lure) {
+		t.Fatalf("reset mail to the verified address: subject %q, text:\n%s", again.Subject, again.Text)
+	}
 }

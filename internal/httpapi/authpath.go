@@ -47,17 +47,32 @@ func decodeAuthPath(escaped string) (p string, tooDeep bool) {
 }
 
 // normalizeSpelling lower-cases a path, reads backslashes as slashes,
-// drops anything after a '?' or '#' and collapses runs of slashes.
+// drops anything after a '?' or '#', cuts every segment's parameters
+// (";x", which servers and proxies that follow RFC 3986's path
+// parameters ignore, so /api;x/auth is /api/auth to them) and collapses
+// runs of slashes.
 func normalizeSpelling(p string) string {
 	p = strings.ToLower(p)
 	p = strings.ReplaceAll(p, "\\", "/")
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
 	}
+	if strings.IndexByte(p, ';') >= 0 {
+		p = cutSegmentParams(p)
+	}
 	for strings.Contains(p, "//") {
 		p = strings.ReplaceAll(p, "//", "/")
 	}
 	return "/" + strings.TrimPrefix(p, "/")
+}
+
+// cutSegmentParams drops from each segment of p what follows its first ';'.
+func cutSegmentParams(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		segs[i], _, _ = strings.Cut(seg, ";")
+	}
+	return strings.Join(segs, "/")
 }
 
 // resolvedLayerByLayerUnderAuth reports whether an escaped path starts or

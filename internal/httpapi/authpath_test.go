@@ -47,6 +47,12 @@ func TestBlockedAuthPath(t *testing.T) {
 		{"/api/x/../auth%2F%2E%2E%2Fupdate-user", true, ""},
 		{"\\api/detour/../auth%2F%2F%2e%2e%2F%2F%2e%2e%2Fupdate-user;v=1", true, ""},
 		{"/api/x/../auth%252F..%252Fchange-password", true, "/api/profile/request-password-change"},
+		// Segment parameters on the segments above the name.
+		{"/api;x/auth/player/update-user", true, "/api/profile/request-profile-change"},
+		{"/api/auth;x/update-user", true, "/api/profile/request-profile-change"},
+		{"/api/auth%3bx/change-password", true, "/api/profile/request-password-change"},
+		{"/api/auth/player;v=1/change-email", true, "/api/profile/request-email-change"},
+		{"/api%3B/auth%253b/player/update-user", true, ""},
 		{"/api/auth/player/sign-in/email", false, ""},
 		{"/api/auth/player/get-session", false, ""},
 		{"/api/auth/player/update-users", false, ""},
@@ -65,7 +71,7 @@ func TestBlockedAuthPath(t *testing.T) {
 // mutate applies one random disguise to a path: the kinds of variation a
 // client or proxy might use to sneak a blocked path past a matcher.
 func mutate(r *rand.Rand, p string) string {
-	switch r.IntN(11) {
+	switch r.IntN(12) {
 	case 0: // flip the case of one letter
 		i := r.IntN(len(p))
 		b := []byte(p)
@@ -114,6 +120,12 @@ func mutate(r *rand.Rand, p string) string {
 			return "/api/auth//%2e%2e/" + strings.TrimPrefix(p, "/api/auth/")
 		}
 		return p
+	case 10: // a segment parameter on any segment: /api;x/auth/…
+		segs := strings.Split(p, "/")
+		if i := r.IntN(len(segs)); segs[i] != "" {
+			segs[i] += ";x"
+		}
+		return strings.Join(segs, "/")
 	default: // a matrix parameter on the last segment
 		return p + ";v=1"
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Job is one periodic task. Run does one pass and returns how many rows it
-// removed or changed; with dryRun it only counts them. A job whose Run
+// removed or changed; with pass.DryRun it only counts them. A job whose Run
 // cannot count without acting sets NoDryRun, and a dry run skips it. Run
 // must stop soon after its ctx is done and be safe to run again after
 // stopping anywhere: a run cut short is finished by the next one.
@@ -25,7 +25,20 @@ type Job struct {
 	Name     string
 	Every    time.Duration
 	NoDryRun bool
-	Run      func(ctx context.Context, dryRun bool) (int, error)
+	Run      func(ctx context.Context, pass Pass) (int, error)
+}
+
+// Pass is what a job's Run is told about the run.
+type Pass struct {
+	DryRun bool
+	// Holder is the runner holding the job's lease, or "" for a run outside
+	// the leases (RunOnce). A job that writes in batches makes each batch
+	// statement check that Holder still holds the lease (a fencing token,
+	// as store.Sweeps.Fenced does): the runner's renewals stop a run once
+	// the lease is lost, but a holder paused past its lease (a stopped
+	// process, a long GC) would otherwise write a batch beside the replica
+	// that took the job over before its renewals notice.
+	Holder string
 }
 
 // Claims is where replicas agree who runs a job. Times are the callers'
@@ -115,7 +128,7 @@ func (r *Runner) tryOnce(ctx context.Context, j Job) {
 		return
 	}
 	runCtx, stop := r.keepLease(ctx, j.Name, claimed)
-	n, err := j.Run(runCtx, false)
+	n, err := j.Run(runCtx, Pass{Holder: r.holder})
 	cut := runCtx.Err() != nil
 	stop()
 	if err != nil && !cut {
@@ -210,7 +223,7 @@ func (r *Runner) RunOnce(ctx context.Context, dryRun bool) ([]Result, error) {
 			out = append(out, res)
 			continue
 		}
-		n, err := j.Run(ctx, dryRun)
+		n, err := j.Run(ctx, Pass{DryRun: dryRun})
 		res.Removed = n
 		if err != nil {
 			res.Error = err.Error()

@@ -56,7 +56,7 @@ func TestRunsNeverOverlap(t *testing.T) {
 	var inFlight, most, runs atomic.Int64
 	stop := make(chan struct{})
 	var once sync.Once
-	job := jobs.Job{Name: "slow", Every: 20 * time.Millisecond, Run: func(ctx context.Context, _ bool) (int, error) {
+	job := jobs.Job{Name: "slow", Every: 20 * time.Millisecond, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -103,7 +103,7 @@ func TestLapsedLeaseIsTakenOver(t *testing.T) {
 	lapse := claimed.Add(lease)
 	started := make(chan time.Time, 1)
 	stop := make(chan struct{})
-	job := jobs.Job{Name: "sweep", Every: time.Hour, Run: func(context.Context, bool) (int, error) {
+	job := jobs.Job{Name: "sweep", Every: time.Hour, Run: func(context.Context, jobs.Pass) (int, error) {
 		select {
 		case started <- time.Now():
 		default:
@@ -140,7 +140,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	running := make(chan struct{})
 	ended := make(chan error, 1)
-	job := jobs.Job{Name: "long", Every: time.Hour, Run: func(ctx context.Context, _ bool) (int, error) {
+	job := jobs.Job{Name: "long", Every: time.Hour, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 		close(running)
 		select {
 		case <-ctx.Done():
@@ -175,7 +175,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 func TestStoppedRunHandsOverAtOnce(t *testing.T) {
 	db := storetest.Open(t)
 	running := make(chan struct{})
-	job := jobs.Job{Name: "handover", Every: time.Hour, Run: func(ctx context.Context, _ bool) (int, error) {
+	job := jobs.Job{Name: "handover", Every: time.Hour, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 		close(running)
 		<-ctx.Done()
 		return 0, ctx.Err()

@@ -43,7 +43,8 @@ const (
 // Data is what a template may show. Every field is optional; each template
 // uses the ones its message needs.
 type Data struct {
-	// Name greets the recipient (the account's display name).
+	// Name greets the recipient (the account's display name); set it with
+	// GreetingName.
 	Name string `json:"name,omitempty"`
 	// Link is the confirmation link; it carries a token, so it is sealed
 	// in the outbox and logged only in development.
@@ -145,3 +146,16 @@ const (
 	CodeMailNotRetryable = "MAIL_NOT_RETRYABLE"
 	CodeMailExpired      = "MAIL_EXPIRED"
 )
+
+// GreetingName is the name a message may greet its recipient by: the
+// account's display name when the address it goes to is verified as the
+// account's, and none ("Hello there") otherwise. Anyone may sign up with
+// someone else's address and any name, so a name is never mailed to an
+// address whose owner has not shown the account is theirs. Subject lines
+// carry no data at all.
+func GreetingName(name string, addressVerified bool) string {
+	if !addressVerified {
+		return ""
+	}
+	return name
+}

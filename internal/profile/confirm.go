@@ -167,7 +167,7 @@ func (s *Service) applyNewEmail(ctx context.Context, tx Tx, c *Change, u *accoun
 	}
 	// The old address learns that it no longer controls the account.
 	if err := s.notify(ctx, tx, mail.TemplateEmailChanged, old.Email,
-		mail.Data{Name: u.Name, Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
+		mail.Data{Name: mail.GreetingName(u.Name, old.EmailVerified), Nickname: u.Nickname, Email: old.Email, NewEmail: u.Email}, now); err != nil {
 		return nil, false, err
 	}
 	return &Confirmation{Status: true, Type: TypeEmail, Step: ResultCompleted, User: u}, true, nil
@@ -188,7 +188,7 @@ func (s *Service) applyPassword(ctx context.Context, tx Tx, c *Change, u *accoun
 		return nil, false, err
 	}
 	if err := s.notify(ctx, tx, mail.TemplatePasswordChanged, u.Email,
-		mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email}, now); err != nil {
+		mail.Data{Name: mail.GreetingName(u.Name, u.EmailVerified), Nickname: u.Nickname, Email: u.Email}, now); err != nil {
 		return nil, false, err
 	}
 	return &Confirmation{Status: true, Type: TypePassword, Step: ResultCompleted, RequiresLogin: true, User: nil}, true, nil

@@ -198,6 +198,8 @@ type Store interface {
 // rule it counts nothing and returns false with the wait.
 type Limiter interface {
 	Allow(ctx context.Context, now time.Time, checks ...ratelimit.Check) (bool, time.Duration, error)
+	// Refund takes back one attempt that Allow counted.
+	Refund(ctx context.Context, checks ...ratelimit.Check) error
 }
 
 // Accounts is what the service needs from the account package.

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -137,7 +138,7 @@ func (s *Service) RequestPasswordChange(ctx context.Context, u *account.User, in
 		return err
 	}
 	if err := s.accounts.VerifyPassword(ctx, u, in.CurrentPassword); err != nil {
-		return err
+		return s.refundUnhashed(ctx, err, userKey(u.ID))
 	}
 	if in.NewPassword == in.CurrentPassword {
 		return platform.Invalid("newPassword", "must differ from the current password")
@@ -231,11 +232,7 @@ func (s *Service) limit(ctx context.Context, keys ...string) error {
 	if s.rule.Off() {
 		return nil
 	}
-	checks := make([]ratelimit.Check, len(keys))
-	for i, key := range keys {
-		checks[i] = ratelimit.Check{Key: key, Rule: s.rule}
-	}
-	ok, wait, err := s.limiter.Allow(ctx, s.now(), checks...)
+	ok, wait, err := s.limiter.Allow(ctx, s.now(), s.checks(keys)...)
 	if err != nil {
 		return fmt.Errorf("rate limit: %w", err)
 	}
@@ -244,6 +241,29 @@ func (s *Service) limit(ctx context.Context, keys ...string) error {
 			Message: "Too many requests. Please try again later.", RetryAfter: max(wait, time.Second)}
 	}
 	return nil
+}
+
+// checks are keys under the request rule.
+func (s *Service) checks(keys []string) []ratelimit.Check {
+	checks := make([]ratelimit.Check, len(keys))
+	for i, key := range keys {
+		checks[i] = ratelimit.Check{Key: key, Rule: s.rule}
+	}
+	return checks
+}
+
+// refundUnhashed gives back the request counted under keys when err
+// refused it before the password was hashed (the hasher was busy), so a
+// retry through someone else's flood spends nothing. It returns err,
+// joined with the refund's error should that fail.
+func (s *Service) refundUnhashed(ctx context.Context, err error, keys ...string) error {
+	if s.rule.Off() || !account.RefusedBeforeHash(err) {
+		return err
+	}
+	if rerr := s.limiter.Refund(context.WithoutCancel(ctx), s.checks(keys)...); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // startParams describe a new pending change.
@@ -352,7 +372,9 @@ func recipientOf(c *Change, step Step, u *account.User) string {
 
 // confirmationMail composes the message carrying the link for step of c.
 func (s *Service) confirmationMail(c *Change, step Step, u *account.User, link string, expiresAt time.Time) (*mail.Outgoing, error) {
-	data := mail.Data{Name: u.Name, Nickname: u.Nickname, Email: u.Email, Link: link, ExpiresAt: expiresAt}
+	// The new address of an email change has not shown it is the account's.
+	verified := u.EmailVerified && step != StepNewEmail
+	data := mail.Data{Name: mail.GreetingName(u.Name, verified), Nickname: u.Nickname, Email: u.Email, Link: link, ExpiresAt: expiresAt}
 	var tmpl mail.Template
 	switch {
 	case c.Type == TypeProfile:

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,3 +52,19 @@ func (db *DB) SweepStatements(cutoff time.Time) map[string]Statement {
 }
 
 func sent(query string, args []any) Statement { return Statement{query, args} }
+
+// QueryInt runs query inside the transaction and scans the one integer it
+// returns.
+func (t Tx) QueryInt(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := t.idb.NewRaw(query, args...).Scan(ctx, &n)
+	return n, err
+}
+
+// QueryInts runs query inside the transaction and scans the integers of
+// its one column.
+func (t Tx) QueryInts(ctx context.Context, query string, args ...any) ([]int64, error) {
+	var ns []int64
+	err := t.idb.NewRaw(query, args...).Scan(ctx, &ns)
+	return ns, err
+}

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,18 +25,30 @@ func (db *DB) RateLimits() *RateLimits { return &RateLimits{db: db} }
 
 // rateLimitPostgres counts one attempt against every key in one statement
 // (one round trip): it locks the keys' rows, computes each new theoretical
-// arrival time, and writes them all only when none is past its burst. A key
-// that a concurrent attempt inserts first is still counted exactly, as the
-// conflict clause adds the step to whatever the row holds by then.
+// arrival time, and writes them all only when none is past its burst.
+//
+// A row lock only serialises attempts on a row that exists when the
+// statement starts, and attempts racing on a fresh key would each see no
+// row and all pass. So the statement decides nothing unless it locked a
+// row for every key: it inserts the missing rows empty (tat 0, which no
+// rule counts) and returns NULL, and Allow runs it again, when every
+// attempt on the key queues on the one row.
 const rateLimitPostgres = `WITH req(key, step, burst) AS (VALUES %s),
 locked AS (SELECT key, tat FROM rate_limits WHERE key IN (SELECT key FROM req) ORDER BY key FOR UPDATE),
-cur AS (SELECT req.key, req.step, req.burst, GREATEST(COALESCE(locked.tat, 0), $1::bigint) + req.step AS tat
-	FROM req LEFT JOIN locked USING (key)),
-verdict AS (SELECT MAX(tat - burst) - $1::bigint AS wait FROM cur),
-up AS (INSERT INTO rate_limits AS r (key, tat, step)
-	SELECT key, tat, step FROM cur WHERE (SELECT wait FROM verdict) <= 0 ORDER BY key
-	ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, $1::bigint) + excluded.step, step = excluded.step)
+missing AS (INSERT INTO rate_limits (key, tat, step)
+	SELECT key, 0, step FROM req WHERE key NOT IN (SELECT key FROM locked) ORDER BY key
+	ON CONFLICT (key) DO NOTHING),
+cur AS (SELECT req.key, req.step, req.burst, GREATEST(locked.tat, $1::bigint) + req.step AS tat
+	FROM req JOIN locked USING (key)),
+verdict AS (SELECT CASE WHEN (SELECT count(*) FROM cur) < (SELECT count(*) FROM req) THEN NULL
+	ELSE (SELECT MAX(tat - burst) FROM cur) - $1::bigint END AS wait),
+up AS (UPDATE rate_limits r SET tat = cur.tat, step = cur.step
+	FROM cur WHERE r.key = cur.key AND (SELECT wait FROM verdict) <= 0)
 SELECT wait FROM verdict`
+
+// rateLimitRounds bounds how often Allow runs rateLimitPostgres on keys
+// whose rows keep going missing (created, then swept, between rounds).
+const rateLimitRounds = 3
 
 // rateLimitVerdictSQLite is the verdict half of rateLimitPostgres; SQLite's
 // immediate transactions serialise writers, so no row lock is needed.
@@ -67,8 +81,7 @@ func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelim
 	if l.db.dialect == Postgres {
 		// Numbered parameters, not bun's inlined ones, so the server
 		// prepares the statement once per connection.
-		q := fmt.Sprintf(rateLimitPostgres, strings.Join(values, ", "))
-		err = l.db.bun.DB.QueryRowContext(ctx, q, args...).Scan(&wait)
+		wait, err = l.allowPostgres(ctx, fmt.Sprintf(rateLimitPostgres, strings.Join(values, ", ")), args)
 	} else {
 		wait, err = l.allowSQLite(ctx, len(values), args[1:], at)
 	}
@@ -79,6 +92,20 @@ func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelim
 		return false, time.Duration(wait) * time.Microsecond, nil
 	}
 	return true, 0, nil
+}
+
+// allowPostgres runs q until it has locked a row for every key.
+func (l *RateLimits) allowPostgres(ctx context.Context, q string, args []any) (int64, error) {
+	for range rateLimitRounds {
+		var wait sql.NullInt64
+		if err := l.db.bun.DB.QueryRowContext(ctx, q, args...).Scan(&wait); err != nil {
+			return 0, err
+		}
+		if wait.Valid {
+			return wait.Int64, nil
+		}
+	}
+	return 0, errors.New("rate limit: key rows kept going missing")
 }
 
 // allowSQLite runs the verdict, then counts, in one immediate transaction;
@@ -106,4 +133,22 @@ func (l *RateLimits) allowSQLite(ctx context.Context, n int, args []any, at int6
 func limitKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
+}
+
+// Refund takes back one attempt counted by Allow against every check, for
+// a request refused before it did what the limit guards (no hashing slot
+// was free): moving a key's time back by one step leaves it as if the
+// attempt had never come, once any earlier attempts are accounted for.
+func (l *RateLimits) Refund(ctx context.Context, checks ...ratelimit.Check) error {
+	for _, c := range checks {
+		if c.Rule.Off() {
+			continue
+		}
+		step := c.Rule.Window.Microseconds() / int64(c.Rule.Limit)
+		if _, err := l.db.bun.NewUpdate().Table("rate_limits").Set("tat = tat - ?", step).
+			Where("key = ?", limitKey(c.Key)).Exec(ctx); err != nil {
+			return mapError(fmt.Errorf("rate limit refund: %w", err))
+		}
+	}
+	return nil
 }

@@ -133,3 +133,33 @@ func TestRateLimitFloodEvictsNothing(t *testing.T) {
 		t.Fatalf("after the sweep the victim's key: allowed=%v wait=%v; want refused for 30s", ok, wait)
 	}
 }
+
+// A burst on a key nobody has used yet is counted as exactly as one on a
+// known key: the first attempts on a fresh key race to create its row, and
+// only the limit's worth may pass (a password-reset burst from many
+// addresses on PostgreSQL once passed up to 14 of a limit of 3).
+func TestRateLimitFreshKeyBurstAdmitsExactlyTheLimit(t *testing.T) {
+	db := storetest.Open(t)
+	for round := range 5 {
+		key := fmt.Sprintf("request-password-reset|account|player|burst%d@example.com", round)
+		rule := ratelimit.Rule{Limit: 3, Window: 10 * time.Minute}
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 200 {
+			wg.Go(func() {
+				ip := ratelimit.Check{Key: fmt.Sprintf("request-password-reset|ip|10.%d.%d.1", round, i), Rule: ratelimit.Rule{Limit: 10, Window: time.Minute}}
+				ok, _, err := db.RateLimits().Allow(t.Context(), time.Now(), ip, ratelimit.Check{Key: key, Rule: rule})
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					allowed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if allowed.Load() != 3 {
+			t.Fatalf("round %d: %d of 200 concurrent attempts on a fresh key allowed, want exactly 3", round, allowed.Load())
+		}
+	}
+}

@@ -99,12 +99,13 @@ func (c retryConn) check(err error) error {
 }
 
 // withPgx runs fn on the pgx connection behind a pooled connection, for
-// the hot reads that skip database/sql's row scanning. When fn's
-// statement failed because the connection was lost before it ran, the
-// connection is dropped and fn runs once more on another.
+// the hot reads that skip database/sql's row scanning. When fn failed
+// because the connection was lost, before its statement ran or while its
+// rows were read, the connection is dropped and fn (a read, so safe to
+// repeat) runs once more on another.
 func withPgx(ctx context.Context, db *sql.DB, fn func(*pgx.Conn) error) error {
 	err := withPgxOnce(ctx, db, fn)
-	if errors.Is(err, driver.ErrBadConn) {
+	if connectionLost(err) {
 		err = withPgxOnce(ctx, db, fn)
 	}
 	return err
@@ -149,13 +150,22 @@ func badConn(err error) error {
 
 // retryable reports whether a failed transaction may run again from the
 // start: PostgreSQL rolled it back as a serialization failure or deadlock
-// victim, or its connection died before COMMIT was sent.
+// victim, or its connection was lost before COMMIT was sent. A lost
+// connection counts however it shows: refused before a statement ran
+// (driver.ErrBadConn), or as the server's 57P01 or a bare EOF while rows
+// were read, since a transaction that never committed left nothing behind.
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+		return true
 	}
-	return errors.Is(err, driver.ErrBadConn)
+	return connectionLost(err)
+}
+
+// connectionLost reports whether err shows the connection itself failed,
+// as opposed to the statement or the caller's deadline.
+func connectionLost(err error) bool {
+	return isConnectionError(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // txAttempts bounds how often InTx runs a transaction that keeps failing

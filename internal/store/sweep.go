@@ -18,6 +18,9 @@ const SweepBatch = 10_000
 type Sweeps struct {
 	db    *DB
 	batch int
+	// fence, when set, is the job and holder whose lease every batch
+	// statement checks.
+	fence *[2]string
 }
 
 // Sweeps returns the sweeps of the periodic jobs, SweepBatch rows a
@@ -31,7 +34,21 @@ func (s *Sweeps) WithBatch(n int) *Sweeps {
 	if n < 1 || n > SweepBatch {
 		n = SweepBatch
 	}
-	return &Sweeps{db: s.db, batch: n}
+	return &Sweeps{db: s.db, batch: n, fence: s.fence}
+}
+
+// Fenced returns the sweeps as run by holder under its lease on job: each
+// batch statement changes rows only while holder still holds job's lease
+// in job_runs, reading the lease row FOR SHARE on PostgreSQL so a claim
+// by another replica waits for the batch in flight, and a batch after
+// the claim changes nothing. So a holder paused past its lease (the lease
+// taken over meanwhile) never writes beside the new holder. An empty
+// holder (a run outside the leases, as prune's) returns s unfenced.
+func (s *Sweeps) Fenced(job, holder string) *Sweeps {
+	if holder == "" {
+		return s
+	}
+	return &Sweeps{db: s.db, batch: s.batch, fence: &[2]string{job, holder}}
 }
 
 // sweep is what one sweep removes: the rows of table matching where (with
@@ -72,9 +89,29 @@ func (s *Sweeps) deleteSQL(w sweep) string {
 // index into an error instead of a slow sweep.
 func (s *Sweeps) batchSQL(head string, w sweep) string {
 	if s.db.dialect == Postgres {
-		return fmt.Sprintf("%s WHERE %s = ANY(ARRAY(SELECT %[2]s FROM %s WHERE %s LIMIT %d))", head, w.key, w.table, w.where, s.batch)
+		return fmt.Sprintf("%s WHERE %s = ANY(ARRAY(SELECT %[2]s FROM %s WHERE %s LIMIT %d))", head, w.key, w.table, w.where, s.batch) + s.fenceSQL()
 	}
-	return fmt.Sprintf("%s WHERE %s IN (SELECT %[2]s FROM %s INDEXED BY %s WHERE %s LIMIT %d)", head, w.key, w.table, w.index, w.where, s.batch)
+	return fmt.Sprintf("%s WHERE %s IN (SELECT %[2]s FROM %s INDEXED BY %s WHERE %s LIMIT %d)", head, w.key, w.table, w.index, w.where, s.batch) + s.fenceSQL()
+}
+
+// fenceSQL is the condition a fenced batch adds, with fenceArgs its
+// values. SQLite needs no lock: its writers are serialised.
+func (s *Sweeps) fenceSQL() string {
+	if s.fence == nil {
+		return ""
+	}
+	cond := " AND EXISTS (SELECT 1 FROM job_runs WHERE name = ? AND holder = ? AND lease_until > 0"
+	if s.db.dialect == Postgres {
+		return cond + " FOR SHARE)"
+	}
+	return cond + ")"
+}
+
+func (s *Sweeps) fenceArgs() []any {
+	if s.fence == nil {
+		return nil
+	}
+	return []any{s.fence[0], s.fence[1]}
 }
 
 // deleteBatches deletes w's rows, a batch at a time, and returns how many
@@ -101,6 +138,7 @@ func (s *Sweeps) count(ctx context.Context, w sweep, args ...any) (int, error) {
 // made for the value at hand.
 func (s *Sweeps) inBatches(ctx context.Context, what, q string, args ...any) (int, error) {
 	total := 0
+	args = append(args[:len(args):len(args)], s.fenceArgs()...)
 	for {
 		res, err := s.db.bun.NewRaw(q, args...).Exec(ctx)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/ratelimit"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
 )
@@ -169,5 +170,58 @@ func TestSweepProfileChanges(t *testing.T) {
 	}
 	if got := ids(t, db, "SELECT change_id FROM profile_tokens"); !slices.Equal(got, want) {
 		t.Errorf("tokens left for changes %v, want those of the changes kept %v", got, want)
+	}
+}
+
+// A holder paused past its lease writes nothing once another replica has
+// taken the job over: every batch of a fenced sweep checks the lease, so
+// two holders never sweep at once. A sweep outside the leases (prune) is
+// not fenced.
+func TestFencedSweepWritesOnlyUnderItsLease(t *testing.T) {
+	db := storetest.Open(t)
+	ctx := t.Context()
+	t0 := time.Now()
+	stale := func(n int) {
+		t.Helper()
+		for i := range n {
+			key := ratelimit.Check{Key: fmt.Sprintf("stale-%d-%d", time.Now().UnixNano(), i), Rule: ratelimit.Rule{Limit: 1, Window: time.Second}}
+			if _, _, err := db.RateLimits().Allow(ctx, t0.Add(-time.Hour), key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const job = "rate-limit-counters"
+	claim := func(holder string, at time.Time) {
+		t.Helper()
+		if ok, err := db.JobRuns().Claim(ctx, job, holder, time.Second, at); err != nil || !ok {
+			t.Fatalf("%s's claim at %v: %v, %v", holder, at, ok, err)
+		}
+	}
+	sweepAs := func(holder string) int {
+		t.Helper()
+		n, err := db.Sweeps().WithBatch(2).Fenced(job, holder).RateLimits(ctx, t0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	claim("a", t0)
+	stale(5)
+	if n := sweepAs("a"); n != 5 {
+		t.Fatalf("the holder swept %d of 5 rows", n)
+	}
+	stale(5)
+	// a pauses; its lease lapses and b takes the job.
+	claim("b", t0.Add(2*time.Second))
+	if n := sweepAs("a"); n != 0 {
+		t.Fatalf("the paused former holder swept %d rows after b took the job; want 0", n)
+	}
+	if n := sweepAs("b"); n != 5 {
+		t.Fatalf("the new holder swept %d of 5 rows", n)
+	}
+	stale(1)
+	if n, err := db.Sweeps().Fenced(job, "").RateLimits(ctx, t0, false); err != nil || n != 1 {
+		t.Fatalf("an unfenced sweep removed %d, %v; want 1", n, err)
 	}
 }
