@@ -8,7 +8,9 @@
 #   scripts/ha.sh url DIR        print serve's multi-host URL (target_session_attrs=read-write)
 #   scripts/ha.sh state DIR      pg_autoctl show state
 #   scripts/ha.sh primary DIR    the data directory of the current primary
-#   scripts/ha.sh kill-primary DIR   SIGKILL the primary's keeper and postmaster (a lost machine)
+#   scripts/ha.sh kill-primary DIR   SIGKILL the primary's postmaster; the standby is promoted
+#   scripts/ha.sh kill-node DIR      SIGKILL the primary's keeper, postmaster and backends (a lost machine)
+#   scripts/ha.sh rejoin DIR NODE    restart the keeper of a node lost to kill-node; it rejoins as a standby
 #   scripts/ha.sh wait-primary DIR   wait until the formation has a primary and a synchronous standby again
 #   scripts/ha.sh switchover DIR pg_autoctl perform switchover
 #   scripts/ha.sh down DIR       stop every node and delete DIR
@@ -113,29 +115,54 @@ primary_dir() {
 	echo "$dir/$name"
 }
 
-kill_primary() {
-	local dir=$1 pdir keeper postmaster
+# keeper_pid prints the pid of a node's pg_autoctl supervisor, which leads
+# the process group of its keeper, its postmaster and the backends.
+keeper_pid() {
+	local pidfile
+	pidfile=$(as_postgres pg_autoctl show file --pid --pgdata "$1" 2>/dev/null) || return 1
+	head -1 "$pidfile" 2>/dev/null
+}
+
+# kill_node SIGKILLs the primary's whole process group: keeper, postmaster
+# and backends, as when its machine is lost. With nobody left to confirm
+# that the old primary stopped writing, the monitor waits out
+# node_considered_unhealthy_timeout and primary_demote_timeout first.
+kill_node() {
+	local dir=$1 pdir keeper
 	pdir=$(primary_dir "$dir")
-	postmaster=$(head -1 "$pdir/postmaster.pid")
-	keeper=$(pgrep -f "pg_autoctl run --pgdata $pdir\$" | head -1 || true)
-	# The keeper would restart a killed postmaster at once; killing both is
-	# what losing the machine looks like, and what makes the monitor fail over.
-	[ -n "$keeper" ] && kill -KILL -- "-$keeper" 2>/dev/null || kill -KILL "$keeper" 2>/dev/null || true
-	kill -KILL "$postmaster"
-	echo "$(basename "$pdir")"
+	keeper=$(keeper_pid "$pdir")
+	[ -n "$keeper" ] || { echo "ha: no keeper running for $pdir" >&2; return 1; }
+	kill -KILL -- "-$keeper"
+	basename "$pdir"
+}
+
+# kill_primary SIGKILLs the primary's postmaster. Its keeper sees Postgres
+# gone, tells the monitor, and the monitor promotes the standby.
+kill_primary() {
+	local pdir
+	pdir=$(primary_dir "$1")
+	kill -KILL "$(head -1 "$pdir/postmaster.pid")"
+	basename "$pdir"
+}
+
+# rejoin restarts the keeper of a node killed by kill-node; it comes
+# back as a standby of the new primary.
+rejoin() {
+	local dir=$1 name=$2
+	start_keeper "$dir" "$name"
 }
 
 down() {
-	local dir=$1
+	local dir=$1 pid
 	[ -d "$dir" ] || return 0
 	for name in node1 node2 monitor; do
 		[ -d "$dir/$name" ] || continue
-		as_postgres pg_autoctl stop --pgdata "$dir/$name" --immediate >/dev/null 2>&1 || true
-	done
-	for name in node1 node2 monitor; do
+		pid=$(keeper_pid "$dir/$name" || true)
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+			kill -KILL -- "-$pid" 2>/dev/null || true
+		fi
 		pid=$(head -1 "$dir/$name/postmaster.pid" 2>/dev/null || true)
-		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
-		for k in $(pgrep -f "pg_autoctl run --pgdata $dir/$name\$" || true); do kill -KILL "$k" 2>/dev/null || true; done
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" || true; fi
 	done
 	rm -rf "$dir"
 }
@@ -143,7 +170,7 @@ down() {
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-	sed -n '2,18p' "$0" >&2
+	sed -n '2,20p' "$0" >&2
 	exit 2
 fi
 dir=$(realpath -m "$dir")
@@ -153,6 +180,8 @@ url) url ;;
 state) as_postgres pg_autoctl show state --pgdata "$dir/monitor" ;;
 primary) primary_dir "$dir" ;;
 kill-primary) kill_primary "$dir" ;;
+kill-node) kill_node "$dir" ;;
+rejoin) rejoin "$dir" "${3:?name the node to rejoin}" ;;
 wait-primary) wait_for "primary and synchronous standby" "${HA_WAIT:-180}" healthy ;;
 switchover) as_postgres pg_autoctl perform switchover --pgdata "$dir/monitor" ;;
 down) down "$dir" ;;
