@@ -10,7 +10,7 @@
 #
 # Prints one JSON report per run and the medians of the recovery figures.
 # Needs root (the nodes run as the postgres user) and ports 6000-6002
-# (HA_PORT moves them). CI runs one failover.
+# (HA_PORT moves them). CI runs one failover and one switchover.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,11 +19,7 @@ case $runs in '' | *[!0-9]*) echo "usage: scripts/failover.sh [RUNS]" >&2; exit 
 test_name=TestFailover
 [ "${HA_EVENT:-}" = switchover ] && test_name=TestSwitchover
 
-if ! command -v pg_autoctl >/dev/null 2>&1; then
-	echo "failover: installing pg_auto_failover" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli >/dev/null
-fi
+scripts/ha.sh install
 
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT

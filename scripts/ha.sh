@@ -14,6 +14,7 @@
 #   scripts/ha.sh wait-primary DIR   wait until the formation has a primary and a synchronous standby again
 #   scripts/ha.sh switchover DIR pg_autoctl perform switchover
 #   scripts/ha.sh down DIR       stop every node and delete DIR
+#   scripts/ha.sh install        install pg_auto_failover when it is missing (apt)
 #
 # HA_PORT (default 6000) is the monitor's port; the nodes take the next two.
 # HA_DBNAME (default platform) is the database the nodes create.
@@ -169,8 +170,12 @@ down() {
 
 cmd=${1:-}
 dir=${2:-}
+if [ "$cmd" = install ]; then
+	ensure_installed
+	exit 0
+fi
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-	sed -n '2,20p' "$0" >&2
+	sed -n '2,21p' "$0" >&2
 	exit 2
 fi
 dir=$(realpath -m "$dir")
