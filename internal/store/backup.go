@@ -52,6 +52,10 @@ func (db *DB) Backup(ctx context.Context, path string) (BackupInfo, error) {
 	if err := checkRegularTarget(path, "--to"); err != nil {
 		return BackupInfo{}, err
 	}
+	if sameFile(path, db.path) {
+		return BackupInfo{}, platform.Errorf(platform.KindInvalid, platform.CodeInvalidArgument,
+			"--to: %s is the database itself; write the backup to another file", path)
+	}
 	tmp, err := tempSibling(path)
 	if err != nil {
 		return BackupInfo{}, err
@@ -86,6 +90,10 @@ func Restore(ctx context.Context, from, dbPath string) (BackupInfo, error) {
 	}
 	if err := checkRegularTarget(dbPath, "the database"); err != nil {
 		return BackupInfo{}, err
+	}
+	if sameFile(from, dbPath) {
+		return BackupInfo{}, platform.Errorf(platform.KindInvalid, platform.CodeInvalidArgument,
+			"--from: %s is the database itself", from)
 	}
 	if err := refuseIfInUse(dbPath); err != nil {
 		return BackupInfo{}, err
@@ -250,6 +258,13 @@ func checkRegularSource(path string) error {
 		return platform.Errorf(platform.KindInvalid, platform.CodeInvalidArgument, "--from: %s is not a regular file", path)
 	}
 	return nil
+}
+
+// sameFile reports whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // tempSibling names a file that does not exist yet in path's directory, so

@@ -212,6 +212,7 @@ func TestRestoreRefusesBadBackups(t *testing.T) {
 		{"missing", filepath.Join(dir, "nope.db"), target, platform.CodeNotFound},
 		{"directory as source", dir, target, platform.CodeInvalidArgument},
 		{"directory as target", good, dir, platform.CodeInvalidArgument},
+		{"the database itself", target, target, platform.CodeInvalidArgument},
 		{"missing target directory", good, filepath.Join(dir, "no", "such.db"), platform.CodeInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,12 +230,12 @@ func TestRestoreRefusesBadBackups(t *testing.T) {
 
 func TestBackupRefusesNonRegularTargets(t *testing.T) {
 	dir := t.TempDir()
-	db, _ := openMigratedSQLite(t, dir)
+	db, path := openMigratedSQLite(t, dir)
 	link := filepath.Join(dir, "link.db")
 	if err := os.Symlink(filepath.Join(dir, "elsewhere.db"), link); err != nil {
 		t.Fatal(err)
 	}
-	for _, to := range []string{dir, link, "/dev/null", filepath.Join(dir, "missing", "b.db")} {
+	for _, to := range []string{dir, link, "/dev/null", filepath.Join(dir, "missing", "b.db"), path, filepath.Join(dir, ".", "platform.db")} {
 		_, err := db.Backup(t.Context(), to)
 		if pe, ok := platform.As(err); !ok || pe.Code != platform.CodeInvalidArgument {
 			t.Fatalf("backup to %s: %v, want %s", to, err, platform.CodeInvalidArgument)
