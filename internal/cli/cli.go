@@ -103,6 +103,8 @@ func newRootCmd(e *env) *cobra.Command {
 		newLiveOpsCmd(e),
 		newMapCmd(e),
 		newPruneCmd(e),
+		newBackupCmd(e),
+		newRestoreCmd(e),
 	)
 	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
 	strictArgs(root)

@@ -148,6 +148,9 @@ type DBPool struct {
 	ConnMaxLifetime  time.Duration
 	ConnMaxIdleTime  time.Duration
 	StatementTimeout time.Duration
+	// ConnectWait is how long opening a connection keeps trying while no
+	// server accepts it (a failover or switchover in progress).
+	ConnectWait time.Duration
 }
 
 // Jobs are the periods of the background jobs, how long swept rows are

@@ -197,6 +197,8 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnMaxIdleTime, v, 0, 24*time.Hour) }},
 	{Env: "PLATFORM_DB_STATEMENT_TIMEOUT", Flag: "db-statement-timeout", Group: GroupDatabase, Type: "duration", Default: "30s", Usage: "PostgreSQL cancels a statement that runs longer (0: no limit)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.StatementTimeout, v, 0, time.Hour) }},
+	{Env: "PLATFORM_DB_CONNECT_WAIT", Flag: "db-connect-wait", Group: GroupDatabase, Type: "duration", Default: "5s", Usage: "how long opening a PostgreSQL connection keeps trying while no server of the URL accepts it, as during a failover or switchover (0-1m; 0: once); keep it under PLATFORM_REQUEST_TIMEOUT",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.DBPool.ConnectWait, v, 0, time.Minute) }},
 	{Env: "PLATFORM_GAUGES_REFRESH", Flag: "gauges-refresh", Group: GroupServer, Type: "duration", Default: "1m", Usage: "how often the counter job measures the figures of the metrics and admin bootstraps (5s-1h)",
 		set: func(c *Config, v string) error { return parseDurationIn(&c.GaugesRefresh, v, 5*time.Second, time.Hour) }},
 	{Env: "PLATFORM_SWEEP_INTERVAL", Flag: "sweep-interval", Group: GroupServer, Type: "duration", Default: "1h", Usage: "period of the sweeps of expired sessions, tokens, rate-limit counters and old rows (100ms-24h)",

@@ -606,6 +606,13 @@ func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
 	}
 	snap, err := h.players.SnapshotOf(ctx, playerID)
 	if err != nil {
+		// Notices may have been lost and the stream cannot be brought up
+		// to date (the database is failing over, say): rather than stay
+		// open and stale, it closes, and its client reconnects for a
+		// snapshot.
+		for _, s := range streams {
+			s.end(ClosedLagging, h.closing(ClosedLagging))
+		}
 		return err
 	}
 	ev, err := h.SnapshotEvent(snap)

@@ -26,7 +26,7 @@ import (
 // Once one connection is found dead, its siblings probably are too (a
 // failover ends them all): for a few seconds every connection is pinged
 // as it leaves the pool, so the retry lands on a live or a new one.
-func openPostgres(rawURL string) (*sql.DB, error) {
+func openPostgres(rawURL string, connectWait time.Duration) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -35,7 +35,7 @@ func openPostgres(rawURL string) (*sql.DB, error) {
 	connector := stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
 		return p.IdleDuration > time.Second || s.active()
 	}))
-	return sql.OpenDB(retryConnector{Connector: connector, suspicion: s}), nil
+	return sql.OpenDB(retryConnector{Connector: waitingConnector{Connector: connector, wait: connectWait}, suspicion: s}), nil
 }
 
 // suspicion is the time until which pooled connections are pinged before use.

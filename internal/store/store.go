@@ -100,6 +100,9 @@ type Pool struct {
 	// StatementTimeout is sent as statement_timeout unless the URL sets
 	// one; 0 leaves the server's default.
 	StatementTimeout time.Duration
+	// ConnectWait is how long opening a connection keeps trying while no
+	// server accepts it; 0 tries once.
+	ConnectWait time.Duration
 }
 
 // DefaultPool is the pool of operator commands and tests.
@@ -127,7 +130,7 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 	var db *DB
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		sqldb, err := openPostgres(withStatementTimeout(rawURL, p.StatementTimeout))
+		sqldb, err := openPostgres(withStatementTimeout(rawURL, p.StatementTimeout), p.ConnectWait)
 		if err != nil {
 			return nil, err
 		}
