@@ -47,6 +47,8 @@ type App struct {
 	// Accounts owns users and passwords; Auth owns sessions on top of it.
 	Accounts *account.Service
 	Auth     *auth.Service
+	// Social signs players in through identity providers and as guests.
+	Social *auth.Social
 	// MailComposer renders and seals messages for the outbox; services
 	// that send mail compose with it and enqueue in their own transaction.
 	MailComposer *mail.Composer
@@ -137,6 +139,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	}
 	a.buildEventTransport()
 	a.buildAuth()
+	if a.Social, err = buildSocial(cfg, a.Auth, db); err != nil {
+		return nil, err
+	}
 	a.buildPlayer()
 	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
 		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
@@ -374,6 +379,7 @@ func (a *App) Handler() http.Handler {
 		Matchmaking: a.Matchmaking,
 		Metrics:     a.httpMetrics,
 		Auth:        a.Auth,
+		Social:      a.Social,
 		Players:     a.Players,
 		Profile:     a.Profile,
 		LiveOps:     a.LiveOps,
