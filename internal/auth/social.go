@@ -65,7 +65,7 @@ const stateTTL = 5 * time.Minute
 
 // stateCookie is the suffix of the cookie that binds a state to the
 // browser that started the sign-in.
-const stateCookie = "state"
+const stateCookie = ".state"
 
 // Identity is an account at an identity provider linked to a user.
 type Identity struct {

@@ -243,10 +243,17 @@ func (s *Social) discardGuest(ctx context.Context, guestID, signedIn uuid.UUID) 
 	_ = s.store.DeleteGuest(ctx, guestID) // likewise
 }
 
+// IDToken is what a native client holds from a provider: the ID token,
+// the nonce it asked for, and optionally the access token, with which the
+// userinfo endpoint fills what the ID token leaves out (often the email).
+type IDToken struct {
+	Token, Nonce, AccessToken string
+}
+
 // SignInIDToken signs in with an ID token a native client got from the
 // provider itself: signature through the JWKS, issuer, audience, expiry
 // and nonce are checked, then the same rules as a callback apply.
-func (s *Social) SignInIDToken(ctx context.Context, providerID, idToken, nonce string, guest *Principal, client Client) (*Principal, error) {
+func (s *Social) SignInIDToken(ctx context.Context, providerID string, tok IDToken, guest *Principal, client Client) (*Principal, error) {
 	p, err := s.Provider(providerID)
 	if err != nil {
 		return nil, err
@@ -254,14 +261,17 @@ func (s *Social) SignInIDToken(ctx context.Context, providerID, idToken, nonce s
 	if !p.OpenID() {
 		return nil, platform.Errorf(platform.KindNotFound, CodeIDTokenNotSupported, "This provider does not support ID tokens")
 	}
-	if idToken == "" || len(idToken) > 16<<10 {
+	if tok.Token == "" || len(tok.Token) > 16<<10 || len(tok.AccessToken) > 16<<10 {
 		return nil, platform.Invalid("idToken.token", "is required and at most 16 KiB")
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	prof, err := p.VerifyIDToken(pctx, idToken, nonce, false)
+	prof, err := p.VerifyIDToken(pctx, tok.Token, tok.Nonce, false)
 	if errors.Is(err, social.ErrInvalidToken) {
 		return nil, platform.Errorf(platform.KindUnauthenticated, CodeInvalidIDToken, "Invalid token")
+	}
+	if err == nil && prof.Email == "" {
+		prof, err = p.CompleteProfile(pctx, prof, tok.AccessToken)
 	}
 	if err != nil {
 		return nil, platform.Errorf(platform.KindUnauthenticated, CodeFailedToGetUserInfo, "Failed to get user info")

@@ -228,7 +228,9 @@ var settings = []Setting{
 	{Env: "PLATFORM_AUTH_PROVIDERS_FILE", Flag: "auth-providers-file", Group: GroupServer, Usage: "YAML or JSON file of the identity providers players may sign in with (see docs/operations.md); secrets are named there, never written in it",
 		set: func(c *Config, v string) error { c.Social.ProvidersFile = v; return nil }},
 	{Env: "PLATFORM_AUTH_PROVIDER_TIMEOUT", Flag: "auth-provider-timeout", Group: GroupServer, Type: "duration", Default: "10s", Usage: "longest one request waits on an identity provider before the sign-in fails with unable_to_get_user_info (1s-60s)",
-		set: func(c *Config, v string) error { return parseDurationIn(&c.Social.ProviderTimeout, v, time.Second, time.Minute) }},
+		set: func(c *Config, v string) error {
+			return parseDurationIn(&c.Social.ProviderTimeout, v, time.Second, time.Minute)
+		}},
 	{Env: "PLATFORM_RATE_LIMIT_GUEST_IP", Flag: "rate-limit-guest-ip", Group: GroupServer, Type: "rate", Default: "30/1h", Usage: "guest accounts one client address may create (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.Social.GuestIP, v) }},
 	{Env: "PLATFORM_GUEST_RETENTION", Flag: "guest-retention", Group: GroupServer, Type: "duration", Default: "720h", Usage: "guests that own nothing and were inactive this long are removed (at least 1h)",

@@ -96,7 +96,8 @@ func handleSignInSocial(d Deps) http.Handler {
 				respondErr(w, r, d.Log, err)
 				return
 			}
-			p, err := d.Social.SignInIDToken(r.Context(), in.Provider, in.IDToken.Token, in.IDToken.Nonce, guest, d.client(r))
+			p, err := d.Social.SignInIDToken(r.Context(), in.Provider,
+				auth.IDToken{Token: in.IDToken.Token, Nonce: in.IDToken.Nonce, AccessToken: in.IDToken.AccessToken}, guest, d.client(r))
 			if err != nil {
 				respondErr(w, r, d.Log, err)
 				return

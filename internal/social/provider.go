@@ -272,6 +272,16 @@ func (p *Provider) audienceOK(aud []string) bool {
 	return false
 }
 
+// CompleteProfile fills what a verified ID token left out from the
+// userinfo endpoint, asked with the access token a native client holds;
+// the answer's subject must be the token's.
+func (p *Provider) CompleteProfile(ctx context.Context, prof *Profile, accessToken string) (*Profile, error) {
+	if accessToken == "" {
+		return prof, nil
+	}
+	return p.addUserInfo(ctx, prof, &oauth2.Token{AccessToken: accessToken, TokenType: "Bearer"})
+}
+
 // addUserInfo fills what the ID token left out (many providers put the
 // email only in userinfo) from the userinfo endpoint, whose subject must
 // be the token's.
