@@ -37,6 +37,9 @@ func (a *App) jobList() []jobs.Job {
 		sweep("old-profile-changes", func(ctx context.Context, dry bool) (int, error) {
 			return sw.OldProfileChanges(ctx, before(profile.Retention), dry)
 		}),
+		sweep("inactive-guests", func(ctx context.Context, dry bool) (int, error) {
+			return sw.InactiveGuests(ctx, before(a.guestRetention()), dry)
+		}),
 		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ bool) (int, error) {
 			return a.Players.CloseIdleLobbies(ctx)
 		}},
@@ -55,6 +58,15 @@ func (a *App) jobList() []jobs.Job {
 		}))
 	}
 	return list
+}
+
+// guestRetention is PLATFORM_GUEST_RETENTION, or 30 days for a Config not
+// built by config.Load.
+func (a *App) guestRetention() time.Duration {
+	if a.Config.Social.GuestRetention > 0 {
+		return a.Config.Social.GuestRetention
+	}
+	return 30 * 24 * time.Hour
 }
 
 // gaugesEvery is the period of the counter job: PLATFORM_GAUGES_REFRESH,
