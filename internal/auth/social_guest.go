@@ -54,3 +54,49 @@ func (s *Social) newGuest() *account.User {
 		Nickname: generatedNickname("guest"), IsAnonymous: true, CreatedAt: now, UpdatedAt: now,
 	}
 }
+
+// SignUpGuest upgrades the caller's guest to a full account with an email
+// and password, in place: the same user id, so its player state stays.
+// It follows sign-up's rules and limits, and opens the new session through
+// OpenSession.
+func (s *Social) SignUpGuest(ctx context.Context, guest *Principal, in account.NewUser, remember bool, client Client) (*Principal, error) {
+	realm := account.RealmPlayer
+	if err := account.CheckNewUser(realm, in); err != nil {
+		return nil, err
+	}
+	lim := s.auth.opts.Limits
+	if err := s.auth.allow(ctx, actionSignUp, realm, client, in.Email, lim.LoginIP, lim.LoginAccount); err != nil {
+		return nil, err
+	}
+	prepared, err := s.auth.accounts.Prepare(hashingFor(ctx, realm, client, in.Email), realm, in)
+	if err != nil {
+		return nil, err
+	}
+	var u *account.User
+	err = s.store.InSocialTx(ctx, func(ctx context.Context, tx SocialTx) error {
+		var err error
+		if u, err = tx.UserByID(ctx, guest.User.ID); err != nil {
+			return err
+		}
+		if !u.IsAnonymous {
+			return errNotAGuest
+		}
+		u.Email, u.Name, u.Nickname, u.Image = prepared.Email, prepared.Name, prepared.Nickname, prepared.Image
+		u.PasswordHash, u.EmailVerified, u.IsAnonymous = prepared.PasswordHash, false, false
+		u.UpdatedAt = s.auth.clock()
+		return tx.UpdateUser(ctx, u)
+	})
+	if errors.Is(err, errNotAGuest) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		var pe *platform.Error
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sign up guest: %w", err)
+	}
+	return s.auth.OpenSession(ctx, u, remember, client)
+}
+
+var errNotAGuest = errors.New("not a guest")

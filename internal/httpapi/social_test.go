@@ -460,6 +460,34 @@ func TestGuestSignInAndUpgradeKeepsPlayerState(t *testing.T) {
 	}
 }
 
+func TestGuestUpgradeByEmailSignUpKeepsPlayerState(t *testing.T) {
+	e := newSocialServer(t)
+	c := e.srv.Client(t)
+	res := c.Do("POST", socialMount+"/sign-in/anonymous", nil)
+	expect(t, res, http.StatusOK, "")
+	guest := sessionUser(t, c)
+	res = call(t, c, "POST", "/api/player/decks/import", map[string]any{"code": deckCode(t, legal...), "name": "Guest deck"})
+	expect(t, res, http.StatusCreated, "")
+
+	res = c.Do("POST", socialMount+"/sign-up/email", map[string]any{
+		"email": "ivy@example.com", "name": "Ivy", "nickname": "ivy_player", "password": apitest.DefaultPassword})
+	expect(t, res, http.StatusOK, "")
+	u := sessionUser(t, c)
+	if u.ID != guest.ID || u.IsAnonymous || u.Email != "ivy@example.com" || u.Nickname != "ivy_player" {
+		t.Fatalf("upgraded guest %+v, was %+v", u, guest)
+	}
+	res = call(t, c, "GET", "/api/player/decks", nil)
+	if !strings.Contains(string(res.Body), "Guest deck") {
+		t.Fatalf("the guest's deck is gone: %s", res.Body)
+	}
+	// The password now signs in to the same account.
+	res = e.srv.Client(t).Do("POST", socialMount+"/sign-in/email", map[string]any{"email": "ivy@example.com", "password": apitest.DefaultPassword})
+	expect(t, res, http.StatusOK, "")
+	if accounts := listAccounts(t, c); len(accounts) != 1 || accounts[0].ProviderID != "credential" {
+		t.Fatalf("accounts after the upgrade %+v", accounts)
+	}
+}
+
 func TestGuestSignInToAnExistingAccountDiscardsTheGuest(t *testing.T) {
 	e := newSocialServer(t)
 	c := e.srv.Client(t)

@@ -159,7 +159,7 @@ func (t Tx) UserByEmail(ctx context.Context, realm account.Realm, email string) 
 func (t Tx) UpdateUser(ctx context.Context, u *account.User) error {
 	row := userToRow(u)
 	_, err := t.idb.NewUpdate().Model(row).
-		Column("email", "name", "nickname", "nickname_key", "email_verified", "password_hash", "is_anonymous", "updated_at").
+		Column("email", "name", "nickname", "nickname_key", "email_verified", "image", "password_hash", "is_anonymous", "updated_at").
 		WherePK().Exec(ctx)
 	return mapUserError(err)
 }
