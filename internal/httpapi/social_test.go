@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -294,6 +296,49 @@ func TestSocialCallbackRefusals(t *testing.T) {
 			expect(t, res, http.StatusForbidden, code)
 		}
 	})
+}
+
+// A plain OAuth2 provider (explicit endpoints, a userinfo mapping, no ID
+// token) signs in the same way; the same provider serves as one here.
+func TestSocialSignInThroughAnOAuth2Provider(t *testing.T) {
+	op := oidctest.Start(t, opUsers)
+	text := "providers:\n  - id: plain\n    kind: oauth2\n    clientId: plain\n    clientSecretFile: " + writeSecret(t, "plain-secret") +
+		"\n    authUrl: " + op.Issuer + "auth\n    tokenUrl: " + op.Issuer + "oauth/token\n    userInfoUrl: " + op.Issuer + "userinfo" +
+		"\n    scopes: [openid, email, profile]\n    claims: {subject: sub, email: email, emailVerified: email_verified, name: name}\n"
+	file := filepath.Join(t.TempDir(), "providers.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newPlayerServer(t, apitest.WithEnv("PLATFORM_AUTH_PROVIDERS_FILE", file))
+	op.Register(oidctest.Client{ID: "plain", Secret: "plain-secret", RedirectURI: srv.URL + socialMount + "/callback/plain"})
+	e := &socialEnv{srv: srv, op: op}
+	c := srv.Client(t)
+	res := c.Do("POST", socialMount+"/sign-in/social", map[string]any{"provider": "plain"})
+	expect(t, res, http.StatusOK, "")
+	var out struct{ URL string }
+	res.Decode(t, &out)
+	if strings.Contains(out.URL, "nonce=") || !strings.Contains(out.URL, "code_challenge_method=S256") {
+		t.Fatalf("an OAuth2 authorization URL: %s", out.URL)
+	}
+	loc := e.callback(t, c, op.Login(t, out.URL, "hank"))
+	if loc.Query().Get("error") != "" {
+		t.Fatalf("callback went to %s", loc)
+	}
+	if u := sessionUser(t, c); u == nil || u.Email != "hank@example.com" || !u.EmailVerified || u.Name != "Hank H" {
+		t.Fatalf("signed in through OAuth2 as %+v", u)
+	}
+	// An ID token means nothing to a provider that issues none.
+	res = c.Do("POST", socialMount+"/sign-in/social", map[string]any{"provider": "plain", "idToken": map[string]any{"token": "x"}})
+	expect(t, res, http.StatusNotFound, "ID_TOKEN_NOT_SUPPORTED")
+}
+
+func writeSecret(t *testing.T, secret string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestSocialImplicitLinkNeedsBothEmailsVerified(t *testing.T) {
