@@ -60,6 +60,9 @@ const (
 // password way in, as better-auth does.
 const CredentialProvider = "credential"
 
+// actionSocial counts provider sign-ins and links started per address.
+const actionSocial = "sign-in-social"
+
 // stateTTL is the life of a sign-in at a provider, row and cookie alike.
 const stateTTL = 5 * time.Minute
 
@@ -221,12 +224,17 @@ type Redirect struct {
 // link is the signed-in principal of /link-social (nil for a sign-in);
 // guest is the caller's guest session, whose player state an upgrade
 // keeps.
-func (s *Social) Begin(ctx context.Context, in SocialStart, link, guest *Principal) (*Redirect, error) {
+func (s *Social) Begin(ctx context.Context, in SocialStart, link, guest *Principal, client Client) (*Redirect, error) {
 	p, err := s.Provider(in.Provider)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.CheckURLs(in); err != nil {
+		return nil, err
+	}
+	// Each start stores a state row: the sign-in budget per address bounds
+	// how many one client can leave behind.
+	if err := s.auth.allow(ctx, actionSocial, account.RealmPlayer, client, "", s.auth.opts.Limits.LoginIP, s.auth.opts.Limits.LoginIP); err != nil {
 		return nil, err
 	}
 	if len(in.Scopes) > 20 || len(in.LoginHint) > 256 {

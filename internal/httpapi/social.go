@@ -106,7 +106,7 @@ func handleSignInSocial(d Deps) http.Handler {
 			respond(w, http.StatusOK, signInResponse{Token: p.Token, User: p.User})
 			return
 		}
-		red, err := d.Social.Begin(r.Context(), in.start(), nil, guest)
+		red, err := d.Social.Begin(r.Context(), in.start(), nil, guest, d.client(r))
 		if err != nil {
 			respondErr(w, r, d.Log, err)
 			return
@@ -127,7 +127,7 @@ func handleLinkSocial(d Deps) http.Handler {
 			return
 		}
 		p := principalFrom(r)
-		red, err := d.Social.Begin(r.Context(), in.start(), p, p)
+		red, err := d.Social.Begin(r.Context(), in.start(), p, p, d.client(r))
 		if err != nil {
 			respondErr(w, r, d.Log, err)
 			return

@@ -43,6 +43,7 @@ type sweep struct{ table, key, index, where string }
 var (
 	expiredSessions   = sweep{"sessions", "id", "sessions_expires_idx", "expires_at <= ?"}
 	expiredMailTokens = sweep{"auth_tokens", "id", "auth_tokens_expires_idx", "expires_at <= ?"}
+	expiredOAuthState = sweep{"oauth_states", "state_hash", "oauth_states_expires_idx", "expires_at <= ?"}
 	finishedMail      = sweep{"mail_outbox", "id", "mail_outbox_done_idx", "status IN ('sent', 'failed', 'expired') AND updated_at < ?"}
 	closedLobbies     = sweep{"lobbies", "id", "lobbies_closed_idx", "status = 'closed' AND closed_at < ?"}
 	oldProfileChanges = sweep{"profile_changes", "id", "profile_changes_updated_idx", "updated_at < ?"}
@@ -135,6 +136,12 @@ func (s *Sweeps) ExpiredSessions(ctx context.Context, now time.Time, dryRun bool
 // expired by now.
 func (s *Sweeps) ExpiredMailTokens(ctx context.Context, now time.Time, dryRun bool) (int, error) {
 	return s.deleteBatches(ctx, expiredMailTokens, dryRun, now.UTC())
+}
+
+// ExpiredOAuthStates deletes provider sign-ins that were never finished
+// and expired by now.
+func (s *Sweeps) ExpiredOAuthStates(ctx context.Context, now time.Time, dryRun bool) (int, error) {
+	return s.deleteBatches(ctx, expiredOAuthState, dryRun, now.UTC())
 }
 
 // FinishedMail deletes sent, failed and expired messages (their attempts
