@@ -75,10 +75,14 @@ type User struct {
 	EmailVerified bool      `json:"emailVerified"`
 	Image         *string   `json:"image"`
 	Role          string    `json:"role,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	// IsAnonymous marks a guest (better-auth's anonymous plugin); it is
+	// left out for everyone else.
+	IsAnonymous bool      `json:"isAnonymous,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 	// PasswordHash is an argon2id PHC string, or a better-auth scrypt hash
-	// carried over from the original service until its next sign-in.
+	// carried over from the original service until its next sign-in; ""
+	// for an account without a password (guests, provider sign-ins).
 	PasswordHash string `json:"-"`
 }
 
@@ -198,6 +202,12 @@ func (s *Service) Authenticate(ctx context.Context, realm Realm, email, password
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
+	if u.PasswordHash == "" { // no password: costs a hash like an unknown email
+		if err := s.hasher.BurnVerify(ctx, password); err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		return nil, ErrInvalidCredentials
+	}
 	ok, stale, err := s.hasher.Verify(ctx, u.PasswordHash, password)
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
@@ -232,6 +242,9 @@ func (s *Service) rehash(ctx context.Context, u *User, password string) error {
 func (s *Service) VerifyPassword(ctx context.Context, u *User, password string) error {
 	if err := checkPasswordMax(password); err != nil {
 		return err
+	}
+	if u.PasswordHash == "" {
+		return ErrInvalidPassword
 	}
 	ok, _, err := s.hasher.Verify(ctx, u.PasswordHash, password)
 	if err != nil {

@@ -48,6 +48,8 @@ type App struct {
 	// Accounts owns users and passwords; Auth owns sessions on top of it.
 	Accounts *account.Service
 	Auth     *auth.Service
+	// Social signs players in through identity providers and as guests.
+	Social *auth.Social
 	// MailComposer renders and seals messages for the outbox; services
 	// that send mail compose with it and enqueue in their own transaction.
 	MailComposer *mail.Composer
@@ -172,6 +174,10 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	}
 	transport, publisher := newEventTransport(cfg, db, log)
 	sessions := newAuth(cfg, db, accounts, mailer{composer, worker}, publisher, now)
+	social, err := newSocial(cfg, sessions, db)
+	if err != nil {
+		return nil, err
+	}
 	queues := matchmaking.Presets()
 	liveOps := newLiveOps(cfg, db, now)
 	players := newPlayers(cfg, db, queues, liveOps, publisher, now)
@@ -194,7 +200,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	a := &App{
 		Config: cfg, Log: log, Build: build, DB: db, Now: now,
 		Audit: auditLog, System: sys,
-		Accounts: accounts, Auth: sessions,
+		Accounts: accounts, Auth: sessions, Social: social,
 		MailComposer: composer, MailWorker: worker, Outbox: mail.NewOutbox(db.Mail(), auditLog, now),
 		Queues: queues, Players: players, LiveOps: liveOps,
 		Seeder:      seed.New(db.Seed(), accounts, players, queues, now),
@@ -473,6 +479,7 @@ func (a *App) Handler() http.Handler {
 		Matchmaking: a.Matchmaking,
 		Metrics:     a.httpMetrics,
 		Auth:        a.Auth,
+		Social:      a.Social,
 		Players:     a.Players,
 		Profile:     a.Profile,
 		LiveOps:     a.LiveOps,

@@ -30,6 +30,9 @@ func (a *App) jobList() []jobs.Job {
 		sweep("expired-mail-tokens", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.ExpiredMailTokens(ctx, a.Now(), dry)
 		}),
+		sweep("expired-oauth-states", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.ExpiredOAuthStates(ctx, a.Now(), dry)
+		}),
 		sweep("rate-limit-counters", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.RateLimits(ctx, a.Now(), dry)
 		}),
@@ -46,6 +49,9 @@ func (a *App) jobList() []jobs.Job {
 		}),
 		sweep("old-profile-changes", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.OldProfileChanges(ctx, before(profile.Retention), dry)
+		}),
+		sweep("inactive-guests", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.InactiveGuests(ctx, before(a.guestRetention()), dry)
 		}),
 		{Name: "idle-lobbies", Every: j.LobbyEvery, NoDryRun: true, Run: func(ctx context.Context, _ jobs.Pass) (int, error) {
 			return a.Players.CloseIdleLobbies(ctx)
@@ -65,6 +71,15 @@ func (a *App) jobList() []jobs.Job {
 		}))
 	}
 	return list
+}
+
+// guestRetention is PLATFORM_GUEST_RETENTION, or 30 days for a Config not
+// built by config.Load.
+func (a *App) guestRetention() time.Duration {
+	if a.Config.Social.GuestRetention > 0 {
+		return a.Config.Social.GuestRetention
+	}
+	return 30 * 24 * time.Hour
 }
 
 // gaugesEvery is the period of the counter job: PLATFORM_GAUGES_REFRESH,

@@ -134,6 +134,9 @@ type Config struct {
 	// Jobs, retention and password-hash admission (see docs/replicas.md).
 	Jobs Jobs
 
+	// Social are the identity providers and the guests.
+	Social Social
+
 	// sources names where each explicitly set value came from: its
 	// environment variable or its --flag.
 	sources map[string]string
@@ -176,6 +179,22 @@ type Jobs struct {
 	Lease time.Duration
 	// SweepBatch is the most rows one sweep statement deletes.
 	SweepBatch int
+}
+
+// Social are the identity-provider and guest settings.
+type Social struct {
+	// ProvidersFile names the YAML or JSON file of providers ("" for
+	// none); their secrets come from the environment or from files.
+	ProvidersFile string
+	// ProviderTimeout bounds the calls to a provider of one request.
+	ProviderTimeout time.Duration
+	// GuestIP caps guest creations per client address.
+	GuestIP ratelimit.Rule
+	// GuestRetention is how long a guest that owns nothing may stay
+	// inactive before the retention job removes it.
+	GuestRetention time.Duration
+	// Getenv reads the variables the providers file names for secrets.
+	Getenv func(string) string
 }
 
 // Source says where the value of the setting named by its environment

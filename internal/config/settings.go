@@ -229,6 +229,16 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDurationIn(&c.Jobs.Lease, v, time.Second, time.Hour) }},
 	{Env: "PLATFORM_SWEEP_BATCH", Flag: "sweep-batch", Group: GroupServer, Type: "int", Default: "10000", Usage: "most rows one sweep statement deletes, each batch its own transaction (100-10000)",
 		set: func(c *Config, v string) error { return parseIntIn(&c.Jobs.SweepBatch, v, 100, 10000) }},
+	{Env: "PLATFORM_AUTH_PROVIDERS_FILE", Flag: "auth-providers-file", Group: GroupServer, Usage: "YAML or JSON file of the identity providers players may sign in with (see docs/operations.md); secrets are named there, never written in it",
+		set: func(c *Config, v string) error { c.Social.ProvidersFile = v; return nil }},
+	{Env: "PLATFORM_AUTH_PROVIDER_TIMEOUT", Flag: "auth-provider-timeout", Group: GroupServer, Type: "duration", Default: "10s", Usage: "longest one request waits on an identity provider before the sign-in fails with unable_to_get_user_info (1s-60s)",
+		set: func(c *Config, v string) error {
+			return parseDurationIn(&c.Social.ProviderTimeout, v, time.Second, time.Minute)
+		}},
+	{Env: "PLATFORM_RATE_LIMIT_GUEST_IP", Flag: "rate-limit-guest-ip", Group: GroupServer, Type: "rate", Default: "30/1h", Usage: "guest accounts one client address may create (N/DURATION or off)",
+		set: func(c *Config, v string) error { return parseRule(&c.Social.GuestIP, v) }},
+	{Env: "PLATFORM_GUEST_RETENTION", Flag: "guest-retention", Group: GroupServer, Type: "duration", Default: "720h", Usage: "guests that own nothing and were inactive this long are removed (at least 1h)",
+		set: func(c *Config, v string) error { return parseRetention(&c.Social.GuestRetention, v, false) }},
 }
 
 // parseIntIn parses an integer from lo to hi.
@@ -286,6 +296,7 @@ func Load(getenv func(string) string, flags map[string]string) (*Config, error) 
 // at once, as Errors.
 func LoadGroups(getenv func(string) string, flags map[string]string, groups []Group) (*Config, error) {
 	c := &Config{sources: make(map[string]string)}
+	c.Social.Getenv = getenv
 	var errs Errors
 	for _, s := range settings {
 		v, from := s.Default, ""

@@ -135,9 +135,15 @@ func handleSignUp(d Deps, realm account.Realm) http.Handler {
 			respondErr(w, r, d.Log, err)
 			return
 		}
-		p, err := d.Auth.SignUp(r.Context(), realm, account.NewUser{
-			Email: in.Email, Name: in.Name, Nickname: in.Nickname, Password: in.Password, Image: in.Image,
-		}, remember(in.RememberMe), d.client(r))
+		nu := account.NewUser{Email: in.Email, Name: in.Name, Nickname: in.Nickname, Password: in.Password, Image: in.Image}
+		// A guest signing up keeps its account, and with it its player state.
+		guest, err := optionalPlayer(d, r)
+		var p *auth.Principal
+		if err == nil && guest != nil && guest.User.IsAnonymous && d.Social != nil {
+			p, err = d.Social.SignUpGuest(r.Context(), guest, nu, remember(in.RememberMe), d.client(r))
+		} else if err == nil {
+			p, err = d.Auth.SignUp(r.Context(), realm, nu, remember(in.RememberMe), d.client(r))
+		}
 		if err != nil {
 			respondErr(w, r, d.Log, err)
 			return

@@ -28,6 +28,8 @@ type Deps struct {
 	Metrics *Metrics
 	// Auth checks sessions of both realms (see requirePlayer, requireAdmin).
 	Auth *auth.Service
+	// Social serves provider and guest sign-in, linking and unlinking.
+	Social *auth.Social
 	// Players serves the catalog and the player meta state.
 	Players *player.Service
 	// Profile runs the email-confirmed profile changes.

@@ -62,6 +62,9 @@ func addRoutes(mux *routeTable, d Deps) {
 func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	if realm == account.RealmPlayer {
 		mux.Handle("POST "+mount+"/sign-up/email", handleSignUp(d, realm))
+		if mount == auth.MountPath(account.RealmPlayer) {
+			addSocialRoutes(mux, d, mount)
+		}
 	}
 	mux.Handle("POST "+mount+"/sign-in/email", handleSignIn(d, realm))
 	mux.Handle("POST "+mount+"/sign-out", checkOrigin(d, handleSignOut(d, realm)))
@@ -76,4 +79,16 @@ func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))
 	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
 	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
+}
+
+// addSocialRoutes lists the provider and guest routes of a player mount.
+func addSocialRoutes(mux *routeTable, d Deps, mount string) {
+	mux.Handle("POST "+mount+"/sign-in/social", handleSignInSocial(d))
+	mux.Handle("GET "+mount+"/callback/{provider}", handleCallback(d))
+	mux.Handle("POST "+mount+"/callback/{provider}", handleCallbackPost(d))
+	mux.Handle("GET "+mount+"/error", handleAuthError(d))
+	mux.Handle("POST "+mount+"/link-social", requireSession(d, account.RealmPlayer, handleLinkSocial(d)))
+	mux.Handle("GET "+mount+"/list-accounts", requireSession(d, account.RealmPlayer, handleListAccounts(d)))
+	mux.Handle("POST "+mount+"/unlink-account", requireSession(d, account.RealmPlayer, handleUnlinkAccount(d)))
+	mux.Handle("POST "+mount+"/sign-in/anonymous", handleSignInAnonymous(d))
 }

@@ -33,6 +33,7 @@ func sampleData() mail.Data {
 		Nickname:    "ada",
 		NewName:     "Ada L.",
 		NewNickname: "lovelace",
+		Provider:    "Google",
 	}
 }
 
@@ -111,6 +112,7 @@ func TestTemplates(t *testing.T) {
 	notYou := map[mail.Template]bool{
 		mail.TemplateProfileChange: true, mail.TemplateEmailChangeOld: true, mail.TemplatePasswordChange: true,
 		mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateResetPassword: true,
+		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true,
 	}
 	mentions := map[mail.Template][]string{
 		mail.TemplateProfileChange:   {data.NewName, data.NewNickname, data.Nickname},
@@ -121,8 +123,11 @@ func TestTemplates(t *testing.T) {
 		mail.TemplatePasswordChanged: {"signed out"},
 		mail.TemplateVerifyEmail:     {data.Email},
 		mail.TemplateResetPassword:   {data.Email},
+		mail.TemplateAccountLinked:   {data.Provider},
+		mail.TemplateAccountUnlinked: {data.Provider},
 	}
-	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true}
+	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true,
+		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true}
 	for _, tmpl := range mail.Templates {
 		t.Run(string(tmpl), func(t *testing.T) {
 			d := data

@@ -34,6 +34,12 @@ const (
 	TemplateEmailChanged Template = "email-changed"
 	// TemplatePasswordChanged tells the account owner the password was changed.
 	TemplatePasswordChanged Template = "password-changed"
+	// TemplateAccountLinked tells the account owner a sign-in provider was
+	// linked to the account.
+	TemplateAccountLinked Template = "account-linked"
+	// TemplateAccountUnlinked tells the account owner a way of signing in
+	// was removed from the account.
+	TemplateAccountUnlinked Template = "account-unlinked"
 	// TemplateVerifyEmail asks a new account to verify its address.
 	TemplateVerifyEmail Template = "verify-email"
 	// TemplateResetPassword carries a password-reset link.
@@ -60,6 +66,8 @@ type Data struct {
 	// NewName and NewNickname are a requested profile change.
 	NewName     string `json:"newName,omitempty"`
 	NewNickname string `json:"newNickname,omitempty"`
+	// Provider names the sign-in provider linked or unlinked.
+	Provider string `json:"provider,omitempty"`
 }
 
 // Outgoing is a composed message ready to be written to the outbox.

@@ -25,6 +25,7 @@ type userRow struct {
 	Image         *string   `bun:"image"`
 	PasswordHash  string    `bun:"password_hash"`
 	Role          *string   `bun:"role"`
+	IsAnonymous   bool      `bun:"is_anonymous"`
 	CreatedAt     time.Time `bun:"created_at"`
 	UpdatedAt     time.Time `bun:"updated_at"`
 }
@@ -47,7 +48,7 @@ func userToRow(u *account.User) *userRow {
 	r := &userRow{
 		ID: u.ID, Realm: string(u.Realm), Email: u.Email, Name: u.Name,
 		Nickname: nullable(u.Nickname), EmailVerified: u.EmailVerified, Image: u.Image,
-		PasswordHash: u.PasswordHash, Role: nullable(u.Role),
+		PasswordHash: u.PasswordHash, Role: nullable(u.Role), IsAnonymous: u.IsAnonymous,
 		CreatedAt: u.CreatedAt.UTC(), UpdatedAt: u.UpdatedAt.UTC(),
 	}
 	if u.Nickname != "" {
@@ -60,7 +61,7 @@ func (r *userRow) user() *account.User {
 	return &account.User{
 		ID: r.ID, Realm: account.Realm(r.Realm), Email: r.Email, Name: r.Name,
 		Nickname: deref(r.Nickname), EmailVerified: r.EmailVerified, Image: r.Image,
-		PasswordHash: r.PasswordHash, Role: deref(r.Role),
+		PasswordHash: r.PasswordHash, Role: deref(r.Role), IsAnonymous: r.IsAnonymous,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 }

@@ -55,7 +55,7 @@ type SessionStore struct {
 
 const lookupSessionSQL = `SELECT s.id, s.user_id, s.realm, s.remember, s.expires_at, s.created_at, s.updated_at,
  s.ip_address, s.user_agent, u.realm, u.email, u.name, u.nickname, u.email_verified, u.image, u.password_hash,
- u.role, u.created_at, u.updated_at
+ u.role, u.created_at, u.updated_at, u.is_anonymous
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 
 // Sessions returns the session store.
@@ -126,7 +126,7 @@ func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash auth.To
 type lookupRow struct {
 	sessionID, userID                         uuid.UUID
 	sessionRealm, userRealm                   string
-	remember, emailVerified                   bool
+	remember, emailVerified, anonymous        bool
 	expiresAt, sessionCreated, sessionUpdated time.Time
 	userCreated, userUpdated                  time.Time
 	ip, userAgent, email, name, passwordHash  string
@@ -134,7 +134,7 @@ type lookupRow struct {
 	image                                     optString
 	// dests are the scan destinations, kept here because the row lives
 	// on the heap anyway: a slice of its own would cost an allocation.
-	dests [19]any
+	dests [20]any
 }
 
 // dest lists the scan destinations of lookupSessionSQL's columns; they
@@ -143,7 +143,7 @@ func (r *lookupRow) dest() []any {
 	r.dests = [...]any{dbUUID{&r.sessionID}, dbUUID{&r.userID}, &r.sessionRealm, &r.remember, &r.expiresAt,
 		&r.sessionCreated, &r.sessionUpdated, &r.ip, &r.userAgent, &r.userRealm, &r.email, &r.name,
 		emptyString{&r.nickname}, &r.emailVerified, &r.image, &r.passwordHash, emptyString{&r.role},
-		&r.userCreated, &r.userUpdated}
+		&r.userCreated, &r.userUpdated, &r.anonymous}
 	return r.dests[:]
 }
 
@@ -157,6 +157,7 @@ func (r *lookupRow) result(tokenHash auth.TokenHash) (*auth.Session, *account.Us
 		ID: r.userID, Realm: account.Realm(r.userRealm), Email: r.email, Name: r.name,
 		Nickname: r.nickname, EmailVerified: r.emailVerified, Role: r.role,
 		PasswordHash: r.passwordHash, CreatedAt: r.userCreated.UTC(), UpdatedAt: r.userUpdated.UTC(),
+		IsAnonymous: r.anonymous,
 	}
 	if r.image.Valid {
 		u.Image = &r.image.String

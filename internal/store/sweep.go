@@ -60,11 +60,21 @@ type sweep struct{ table, key, index, where string }
 var (
 	expiredSessions   = sweep{"sessions", "id", "sessions_expires_idx", "expires_at <= ?"}
 	expiredMailTokens = sweep{"auth_tokens", "id", "auth_tokens_expires_idx", "expires_at <= ?"}
+	expiredOAuthState = sweep{"oauth_states", "state_hash", "oauth_states_expires_idx", "expires_at <= ?"}
 	finishedMail      = sweep{"mail_outbox", "id", "mail_outbox_done_idx", "status IN ('sent', 'failed', 'expired') AND updated_at < ?"}
 	closedLobbies     = sweep{"lobbies", "id", "lobbies_closed_idx", "status = 'closed' AND closed_at < ?"}
 	oldProfileChanges = sweep{"profile_changes", "id", "profile_changes_updated_idx", "updated_at < ?"}
 	staleRateLimits   = sweep{"rate_limits", "key", "rate_limits_tat_idx", "tat <= ?"}
 	oldAuditEntries   = sweep{"audit_log", "id", "audit_log_recent_idx", "at < ?"}
+	// A guest owns something when it imported a deck, has a relationship
+	// or is in or hosts a live lobby; starter decks are everyone's.
+	inactiveGuests = sweep{"users", "id", "users_anonymous_idx", `is_anonymous AND updated_at < ?
+ AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id AND s.updated_at >= ?)
+ AND NOT EXISTS (SELECT 1 FROM player_decks d WHERE d.user_id = users.id AND d.source <> 'starter')
+ AND NOT EXISTS (SELECT 1 FROM social_edges e WHERE e.user_id = users.id)
+ AND NOT EXISTS (SELECT 1 FROM social_edges e WHERE e.other_id = users.id)
+ AND NOT EXISTS (SELECT 1 FROM lobby_members m WHERE m.user_id = users.id)
+ AND NOT EXISTS (SELECT 1 FROM lobbies l WHERE l.host_id = users.id AND l.status <> 'closed')`}
 	// stalePasswords is not deleted but has its new password forgotten.
 	stalePasswords = sweep{"profile_changes", "id", "profile_changes_updated_idx",
 		"status = ? AND new_password_hash IS NOT NULL AND updated_at <= ?"}
@@ -166,6 +176,12 @@ func (s *Sweeps) ExpiredMailTokens(ctx context.Context, now time.Time, dryRun bo
 	return s.deleteBatches(ctx, expiredMailTokens, dryRun, now.UTC())
 }
 
+// ExpiredOAuthStates deletes provider sign-ins that were never finished
+// and expired by now.
+func (s *Sweeps) ExpiredOAuthStates(ctx context.Context, now time.Time, dryRun bool) (int, error) {
+	return s.deleteBatches(ctx, expiredOAuthState, dryRun, now.UTC())
+}
+
 // FinishedMail deletes sent, failed and expired messages (their attempts
 // go with them) last touched before before.
 func (s *Sweeps) FinishedMail(ctx context.Context, before time.Time, dryRun bool) (int, error) {
@@ -202,4 +218,12 @@ func (s *Sweeps) RateLimits(ctx context.Context, now time.Time, dryRun bool) (in
 // AuditLog deletes audit entries recorded before before.
 func (s *Sweeps) AuditLog(ctx context.Context, before time.Time, dryRun bool) (int, error) {
 	return s.deleteBatches(ctx, oldAuditEntries, dryRun, before.UTC())
+}
+
+// InactiveGuests deletes guests that own nothing, were created or last
+// upgraded before before and have no session used since; their player
+// state and sessions (all long expired unless sessions outlive the
+// retention) go with them.
+func (s *Sweeps) InactiveGuests(ctx context.Context, before time.Time, dryRun bool) (int, error) {
+	return s.deleteBatches(ctx, inactiveGuests, dryRun, before.UTC(), before.UTC())
 }

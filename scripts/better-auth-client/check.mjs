@@ -1,38 +1,15 @@
 // Drives a running platformctl with the official better-auth client (the
-// version pinned in package.json), the way the web clients use it. Node
-// has no cookie jar, so a tiny one rides on the client's fetch hooks; the
-// Origin header stands in for the browser's.
+// version pinned in package.json), the way the web clients use it, with
+// the cookie jar of jar.mjs.
 //
 //   npm ci && node check.mjs http://127.0.0.1:8080
-import { createAuthClient } from "better-auth/client";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { client as jarClient } from "./jar.mjs";
 
 const base = process.argv[2] ?? "http://127.0.0.1:8080";
 
-function client(mount) {
-  const jar = new Map();
-  return createAuthClient({
-    baseURL: base,
-    basePath: mount,
-    fetchOptions: {
-      headers: { Origin: base },
-      onRequest(ctx) {
-        if (jar.size) ctx.headers.set("cookie", [...jar].map(([k, v]) => `${k}=${v}`).join("; "));
-        return ctx;
-      },
-      onResponse(ctx) {
-        for (const line of ctx.response.headers.getSetCookie()) {
-          const [pair, ...attrs] = line.split(";");
-          const i = pair.indexOf("=");
-          const name = pair.slice(0, i).trim(), value = pair.slice(i + 1);
-          if (attrs.some((a) => /max-age=0/i.test(a.trim())) || value === "") jar.delete(name);
-          else jar.set(name, value);
-        }
-      },
-    },
-  });
-}
+const client = (mount) => jarClient(base, mount).auth;
 
 const n = Date.now().toString(36);
 const email = `ba-${n}@example.com`, password = "correct horse battery";
