@@ -32,6 +32,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/secretbox"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
@@ -47,6 +48,9 @@ type App struct {
 	// Accounts owns users and passwords; Auth owns sessions on top of it.
 	Accounts *account.Service
 	Auth     *auth.Service
+	// Keyring seals what must be read back (TOTP seeds) under keys derived
+	// from the secret and its previous values.
+	Keyring *secretbox.Keyring
 	// MailComposer renders and seals messages for the outbox; services
 	// that send mail compose with it and enqueue in their own transaction.
 	MailComposer *mail.Composer
@@ -136,6 +140,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	a.buildEventTransport()
+	if a.Keyring, err = secretbox.New(cfg.Secret, cfg.PreviousSecrets...); err != nil {
+		return nil, err
+	}
 	a.buildAuth()
 	a.buildPlayer()
 	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
@@ -195,8 +202,15 @@ func (a *App) buildAuth() {
 		Limiter:            a.DB.RateLimits(),
 		AnonymousMailFloor: anonymousMailFloor,
 		Watcher:            a.eventPub,
+		Factors:            a.DB.Factors(),
+		Keyring:            a.Keyring,
+		FreshAge:           cfg.FreshAge,
+		Issuer:             totpIssuer,
 	}, a.Now)
 }
+
+// totpIssuer names the service in authenticator apps.
+const totpIssuer = "Tower Defence"
 
 // anonymousMailFloor is how long an anonymous request for a verification
 // or password-reset mail takes at least, so that a quick answer does not

@@ -21,6 +21,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/secretbox"
 )
 
 // Error codes of this package.
@@ -166,6 +167,16 @@ type Options struct {
 	AnonymousMailFloor time.Duration
 	// Watcher hears that sessions ended; nil ignores it.
 	Watcher SessionWatcher
+
+	// Factors keeps second factors (nil: a service without them, for
+	// tools); Keyring seals their seeds.
+	Factors FactorStore
+	Keyring *secretbox.Keyring
+	// FreshAge is how recently a session must have been opened for
+	// RequireFresh to pass.
+	FreshAge time.Duration
+	// Issuer names the service in authenticator apps.
+	Issuer string
 }
 
 // Why sessions ended, as SessionWatcher hears it.
@@ -217,6 +228,8 @@ type Service struct {
 	cookies  *Cookies
 	origins  *Origins
 	limiter  Limiter
+	factors  FactorStore
+	keyring  *secretbox.Keyring
 	opts     Options
 	ttl      time.Duration
 	refresh  time.Duration
@@ -232,6 +245,8 @@ func NewService(store Store, accounts *account.Service, mailer Mailer, opts Opti
 		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
 		origins:  NewOrigins(opts.TrustedOrigins),
 		limiter:  opts.Limiter,
+		factors:  opts.Factors,
+		keyring:  opts.Keyring,
 		opts:     opts,
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,
@@ -336,8 +351,15 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	return &Principal{Realm: realm, User: u, Session: sess, Token: token}, nil
 }
 
-// SignIn checks an email and password in realm and opens a new session.
+// SignIn checks an email and password in realm and opens a new session,
+// or answers *SecondFactorRequired (see OpenSessionAfterFirstFactor).
 func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client) (*Principal, error) {
+	return s.SignInTrusted(ctx, realm, email, password, remember, client, "")
+}
+
+// SignInTrusted is SignIn from a device that may carry a trust-device
+// cookie value, which spares it the second factor while it is valid.
+func (s *Service) SignInTrusted(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client, trustDevice string) (*Principal, error) {
 	if err := account.CheckCredentials(email, password); err != nil {
 		return nil, err
 	}
@@ -348,10 +370,12 @@ func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, passwo
 	if err != nil {
 		return nil, err
 	}
-	return s.OpenSession(ctx, u, remember, client)
+	return s.OpenSessionAfterFirstFactor(ctx, u, remember, client, trustDevice)
 }
 
-// OpenSession starts a session for an already authenticated user.
+// OpenSession starts a session for a user who has proved every factor
+// asked of them. Ways in call OpenSessionAfterFirstFactor instead; this is
+// for the second factor's completion, tools and tests.
 func (s *Service) OpenSession(ctx context.Context, u *account.User, remember bool, client Client) (*Principal, error) {
 	sess, token, err := s.newSession(u.Realm, u.ID, remember, client)
 	if err != nil {

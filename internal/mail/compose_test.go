@@ -31,6 +31,7 @@ func sampleData() mail.Data {
 		Email:       "ada@example.com",
 		NewEmail:    "ada@new.example.com",
 		Nickname:    "ada",
+		Change:      "An authenticator app was added to your account.",
 		NewName:     "Ada L.",
 		NewNickname: "lovelace",
 	}
@@ -111,6 +112,7 @@ func TestTemplates(t *testing.T) {
 	notYou := map[mail.Template]bool{
 		mail.TemplateProfileChange: true, mail.TemplateEmailChangeOld: true, mail.TemplatePasswordChange: true,
 		mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateResetPassword: true,
+		mail.TemplateSecurityChange: true,
 	}
 	mentions := map[mail.Template][]string{
 		mail.TemplateProfileChange:   {data.NewName, data.NewNickname, data.Nickname},
@@ -121,8 +123,9 @@ func TestTemplates(t *testing.T) {
 		mail.TemplatePasswordChanged: {"signed out"},
 		mail.TemplateVerifyEmail:     {data.Email},
 		mail.TemplateResetPassword:   {data.Email},
+		mail.TemplateSecurityChange:  {data.Change},
 	}
-	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true}
+	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateSecurityChange: true}
 	for _, tmpl := range mail.Templates {
 		t.Run(string(tmpl), func(t *testing.T) {
 			d := data
