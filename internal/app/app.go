@@ -31,8 +31,8 @@ import (
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
-	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/secretbox"
+	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
 )
