@@ -102,6 +102,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newLiveOpsCmd(e),
 		newMapCmd(e),
 		newPruneCmd(e),
+		newSecretsCmd(e),
 	)
 	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
 	strictArgs(root)
