@@ -206,6 +206,8 @@ func (a *App) buildAuth() {
 		Keyring:            a.Keyring,
 		FreshAge:           cfg.FreshAge,
 		Issuer:             totpIssuer,
+		// In production no administrator works on a password alone.
+		AdminsNeedSecondFactor: cfg.IsProduction(),
 	}, a.Now)
 }
 

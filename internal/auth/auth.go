@@ -177,6 +177,9 @@ type Options struct {
 	FreshAge time.Duration
 	// Issuer names the service in authenticator apps.
 	Issuer string
+	// AdminsNeedSecondFactor makes RequireSecondFactor refuse
+	// administrators without one (production).
+	AdminsNeedSecondFactor bool
 }
 
 // Why sessions ended, as SessionWatcher hears it.

@@ -71,6 +71,8 @@ var (
 	// action asked for no password or second factor in its place.
 	ErrSessionNotFresh = platform.Errorf(platform.KindForbidden, platform.CodeSessionNotFresh,
 		"Session is not fresh: sign in again or confirm with your password")
+	errSecondFactorRequired = platform.Errorf(platform.KindForbidden, platform.CodeSecondFactorRequired,
+		"Administrators must enrol a second factor first: POST /api/auth/admin/two-factor/enable, then verify-totp")
 	// ErrNoTwoFactor is what a FactorStore returns for a user with no TOTP row.
 	ErrNoTwoFactor = errors.New("no two-factor row")
 	// ErrChallengeNotFound is what a FactorStore returns for an unknown challenge.
@@ -165,6 +167,23 @@ func (s *Service) RequireFresh(p *Principal) error {
 		return nil
 	}
 	return ErrSessionNotFresh
+}
+
+// RequireSecondFactor refuses an administrator who holds no second
+// factor with SECOND_FACTOR_REQUIRED when the service demands one of
+// administrators (production). Enrolment routes do not call it.
+func (s *Service) RequireSecondFactor(ctx context.Context, p *Principal) error {
+	if !s.opts.AdminsNeedSecondFactor || p.Realm != account.RealmAdmin {
+		return nil
+	}
+	methods, _, err := s.secondFactors(ctx, p.User.ID)
+	if err != nil {
+		return err
+	}
+	if len(methods) == 0 {
+		return errSecondFactorRequired
+	}
+	return nil
 }
 
 // secondFactors returns the methods the user has enrolled, empty when none.

@@ -103,6 +103,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMapCmd(e),
 		newPruneCmd(e),
 		newSecretsCmd(e),
+		newFactorsCmd(e),
 	)
 	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
 	strictArgs(root)

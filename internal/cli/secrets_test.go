@@ -8,6 +8,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -60,5 +61,38 @@ func TestSecretsRotate(t *testing.T) {
 	}
 	if _, err := a.Auth.TOTPURI(ctx, p, auth.Client{}, "correct horse battery"); err == nil || errors.Is(err, account.ErrInvalidPassword) {
 		t.Fatalf("the old secret alone still opens the rotated seed: %v", err)
+	}
+}
+
+// A support reset of second factors needs a reason, is audited, and ends
+// every session of the user, whose next sign-in asks for no second factor.
+func TestFactorsReset(t *testing.T) {
+	ctx := t.Context()
+	env, a := accountsEnv(t)
+	p, err := a.Auth.SignUp(ctx, account.RealmPlayer, account.NewUser{Email: "ada@example.com", Name: "Ada", Nickname: "ada",
+		Password: "correct horse battery"}, true, auth.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Auth.EnableTOTP(ctx, p, auth.Client{}, "correct horse battery", ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := runIn(t, env, "", "factors", "reset", "--user", "ada@example.com"); r.code != ExitUsage {
+		t.Fatalf("reset without a reason: code %d stderr %q", r.code, r.stderr)
+	}
+	if r := runIn(t, env, "", "factors", "reset", "--user", "ada@example.com", "--reason", "  "); r.code == 0 {
+		t.Fatalf("reset with a blank reason succeeded: %q", r.stderr)
+	}
+	r := runIn(t, env, "", "factors", "reset", "--user", "ada@example.com", "--reason", "ticket 42, ID checked", "--output", "json")
+	var res auth.FactorReset
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || !res.TOTPRemoved || res.SessionsEnded != 1 {
+		t.Fatalf("factors reset: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := a.Auth.Authenticate(ctx, account.RealmPlayer, p.Token); !errors.Is(err, auth.ErrUnauthenticated) {
+		t.Fatalf("the user's session survived the reset: %v", err)
+	}
+	entries, err := a.Audit.List(ctx, audit.Filter{Action: auth.ActionFactorsReset})
+	if err != nil || len(entries) != 1 || entries[0].Reason != "ticket 42, ID checked" || entries[0].Actor != "os:alice" {
+		t.Fatalf("audit %+v (%v)", entries, err)
 	}
 }

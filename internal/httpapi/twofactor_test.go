@@ -8,6 +8,9 @@ import (
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
+
+	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/mailtest"
 )
 
 // totpCode computes an authenticator app's code from the otpauth:// URI.
@@ -119,4 +122,37 @@ func decodeMap(t *testing.T, r interface{ Decode(testing.TB, any) }) map[string]
 	var m map[string]any
 	r.Decode(t, &m)
 	return m
+}
+
+// In production an administrator without a second factor is refused on
+// every admin route with SECOND_FACTOR_REQUIRED, but may enrol one; once
+// enrolled the routes answer.
+func TestAdminsNeedSecondFactorInProduction(t *testing.T) {
+	t.Parallel()
+	smtp := mailtest.Start(t, mailtest.Options{})
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_ENV", "production"), apitest.WithEnv("PLATFORM_SMTP_URL", smtp.URL()))
+	admin := srv.CreateAdmin(t)
+	c := admin.Client
+	for _, path := range []string{"/api/admin/bootstrap", "/api/liveops/admin-bootstrap"} {
+		if r := c.Do("GET", path, nil); r.Status != 403 || r.Code() != "SECOND_FACTOR_REQUIRED" {
+			t.Fatalf("%s without a second factor = %d %s", path, r.Status, r.Body)
+		}
+	}
+	r := c.Do("POST", "/api/auth/admin/two-factor/enable", map[string]any{"password": admin.Password})
+	var en struct {
+		TOTPURI string `json:"totpURI"`
+	}
+	r.Decode(t, &en)
+	if r.Status != 200 {
+		t.Fatalf("enrolment = %d %s", r.Status, r.Body)
+	}
+	if r := c.Do("GET", "/api/admin/bootstrap", nil); r.Status != 403 {
+		t.Fatalf("an unconfirmed enrolment opened the console: %d", r.Status)
+	}
+	if r := c.Do("POST", "/api/auth/admin/two-factor/verify-totp", map[string]any{"code": totpCode(t, en.TOTPURI, time.Now())}); r.Status != 200 {
+		t.Fatalf("confirm = %d %s", r.Status, r.Body)
+	}
+	if r := c.Do("GET", "/api/admin/bootstrap", nil); r.Status != 200 {
+		t.Fatalf("the console after enrolment = %d %s", r.Status, r.Body)
+	}
 }
