@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -143,7 +146,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	if a.Keyring, err = secretbox.New(cfg.Secret, cfg.PreviousSecrets...); err != nil {
 		return nil, err
 	}
-	a.buildAuth()
+	wa, err := newWebAuthn(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.buildAuth(wa)
 	a.buildPlayer()
 	a.Events = events.NewHub(a.Players, a.Auth, a.eventTransport, log, events.Options{
 		PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
@@ -183,7 +190,7 @@ func (a *App) buildMetrics(ctx context.Context) {
 
 // buildAuth sets up sessions, sign-in and the mailed flows, with attempt
 // limits shared through the database by every replica.
-func (a *App) buildAuth() {
+func (a *App) buildAuth(wa *webauthn.WebAuthn) {
 	cfg := a.Config
 	a.Auth = auth.NewService(a.DB.Sessions(), a.Accounts, mailer{a.MailComposer, a.MailWorker}, auth.Options{
 		Secret:             cfg.Secret,
@@ -206,9 +213,38 @@ func (a *App) buildAuth() {
 		Keyring:            a.Keyring,
 		FreshAge:           cfg.FreshAge,
 		Issuer:             totpIssuer,
+		Passkeys:           a.DB.Factors(),
+		WebAuthn:           wa,
 		// In production no administrator works on a password alone.
 		AdminsNeedSecondFactor: cfg.IsProduction(),
 	}, a.Now)
+}
+
+// newWebAuthn configures passkeys: the relying party id and origins from
+// the settings, else the base URL's host name and origin. It returns nil
+// (passkeys off) when neither names a domain.
+func newWebAuthn(cfg *config.Config) (*webauthn.WebAuthn, error) {
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("base URL: %w", err)
+	}
+	rpID, origins := cfg.PasskeyRPID, cfg.PasskeyOrigins
+	if rpID == "" {
+		rpID = base.Hostname()
+		if net.ParseIP(rpID) != nil {
+			// An IP address is no relying party id: without settings, a
+			// service reached by address has no passkeys.
+			return nil, nil
+		}
+	}
+	if len(origins) == 0 {
+		origins = []string{base.Scheme + "://" + base.Host}
+	}
+	wa, err := webauthn.New(&webauthn.Config{RPID: rpID, RPDisplayName: totpIssuer, RPOrigins: origins})
+	if err != nil {
+		return nil, fmt.Errorf("PLATFORM_PASSKEY_RP_ID / PLATFORM_PASSKEY_ORIGINS: %w", err)
+	}
+	return wa, nil
 }
 
 // totpIssuer names the service in authenticator apps.

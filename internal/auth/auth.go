@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
@@ -177,6 +178,9 @@ type Options struct {
 	FreshAge time.Duration
 	// Issuer names the service in authenticator apps.
 	Issuer string
+	// Passkeys keeps passkeys; WebAuthn verifies them (nil: no passkeys).
+	Passkeys PasskeyStore
+	WebAuthn *webauthn.WebAuthn
 	// AdminsNeedSecondFactor makes RequireSecondFactor refuse
 	// administrators without one (production).
 	AdminsNeedSecondFactor bool
@@ -233,6 +237,8 @@ type Service struct {
 	limiter  Limiter
 	factors  FactorStore
 	keyring  *secretbox.Keyring
+	passkeys PasskeyStore
+	webauthn *webauthn.WebAuthn
 	opts     Options
 	ttl      time.Duration
 	refresh  time.Duration
@@ -250,6 +256,8 @@ func NewService(store Store, accounts *account.Service, mailer Mailer, opts Opti
 		limiter:  opts.Limiter,
 		factors:  opts.Factors,
 		keyring:  opts.Keyring,
+		passkeys: opts.Passkeys,
+		webauthn: opts.WebAuthn,
 		opts:     opts,
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,

@@ -72,7 +72,7 @@ var (
 	ErrSessionNotFresh = platform.Errorf(platform.KindForbidden, platform.CodeSessionNotFresh,
 		"Session is not fresh: sign in again or confirm with your password")
 	errSecondFactorRequired = platform.Errorf(platform.KindForbidden, platform.CodeSecondFactorRequired,
-		"Administrators must enrol a second factor first: POST /api/auth/admin/two-factor/enable, then verify-totp")
+		"Administrators must enrol a second factor first: a passkey, or POST /api/auth/admin/two-factor/enable, then verify-totp")
 	// ErrNoTwoFactor is what a FactorStore returns for a user with no TOTP row.
 	ErrNoTwoFactor = errors.New("no two-factor row")
 	// ErrChallengeNotFound is what a FactorStore returns for an unknown challenge.
@@ -180,10 +180,19 @@ func (s *Service) RequireSecondFactor(ctx context.Context, p *Principal) error {
 	if err != nil {
 		return err
 	}
-	if len(methods) == 0 {
-		return errSecondFactorRequired
+	if len(methods) > 0 {
+		return nil
 	}
-	return nil
+	if s.passkeys != nil {
+		keys, err := s.passkeys.Passkeys(ctx, p.User.ID, 1)
+		if err != nil {
+			return fmt.Errorf("look up passkeys: %w", err)
+		}
+		if len(keys) > 0 {
+			return nil
+		}
+	}
+	return errSecondFactorRequired
 }
 
 // secondFactors returns the methods the user has enrolled, empty when none.

@@ -81,3 +81,16 @@ func (s *Service) trusted(u *account.User, tf *TwoFactor, value string) bool {
 	}
 	return id == u.ID && s.clock().Unix() < expires && epoch == tf.CreatedAt.UnixMilli()
 }
+
+// passkeyCookie is @better-auth/passkey's ceremony cookie.
+const passkeyCookie = ".better-auth-passkey"
+
+// PasskeyCookie carries a WebAuthn ceremony's token for its five minutes.
+func (c *Cookies) PasskeyCookie(realm account.Realm, token string) *http.Cookie {
+	return c.cookie(c.name(realm, passkeyCookie), c.Sign(token), int(ceremonyTTL/time.Second))
+}
+
+// PasskeyToken returns the verified ceremony token r carries.
+func (c *Cookies) PasskeyToken(realm account.Realm, r *http.Request) string {
+	return c.signedValue(r, passkeyCookie, realm)
+}

@@ -77,4 +77,5 @@ func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
 	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
 	addTwoFactorRoutes(mux, d, mount, realm)
+	addPasskeyRoutes(mux, d, mount, realm)
 }
