@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -32,6 +35,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
+	"github.com/towerdefence/platformctl/internal/secretbox"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/system"
@@ -50,6 +54,9 @@ type App struct {
 	Auth     *auth.Service
 	// Social signs players in through identity providers and as guests.
 	Social *auth.Social
+	// Keyring seals what must be read back (TOTP seeds) under keys derived
+	// from the secret and its previous values.
+	Keyring *secretbox.Keyring
 	// MailComposer renders and seals messages for the outbox; services
 	// that send mail compose with it and enqueue in their own transaction.
 	MailComposer *mail.Composer
@@ -173,7 +180,15 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		return nil, err
 	}
 	transport, publisher := newEventTransport(cfg, db, log)
-	sessions := newAuth(cfg, db, accounts, mailer{composer, worker}, publisher, now)
+	keyring, err := secretbox.New(cfg.Secret, cfg.PreviousSecrets...)
+	if err != nil {
+		return nil, err
+	}
+	wa, err := newWebAuthn(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sessions := newAuth(cfg, db, accounts, mailer{composer, worker}, publisher, factorKeys{keyring, wa}, now)
 	social, err := newSocial(cfg, sessions, db)
 	if err != nil {
 		return nil, err
@@ -200,7 +215,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	a := &App{
 		Config: cfg, Log: log, Build: build, DB: db, Now: now,
 		Audit: auditLog, System: sys,
-		Accounts: accounts, Auth: sessions, Social: social,
+		Accounts: accounts, Auth: sessions, Social: social, Keyring: keyring,
 		MailComposer: composer, MailWorker: worker, Outbox: mail.NewOutbox(db.Mail(), auditLog, now),
 		Queues: queues, Players: players, LiveOps: liveOps,
 		Seeder:      seed.New(db.Seed(), accounts, players, queues, now),
@@ -270,7 +285,7 @@ func newHasher(cfg *config.Config) *account.Hasher {
 
 // newAuth sets up sessions, sign-in and the mailed flows, with attempt
 // limits shared through the database by every replica.
-func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mailer, watcher *events.Publisher, now func() time.Time) *auth.Service {
+func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mailer, watcher *events.Publisher, keys factorKeys, now func() time.Time) *auth.Service {
 	return auth.NewService(db.Sessions(), accounts, m, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
@@ -289,8 +304,53 @@ func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mail
 		AnonymousMailFloor: anonymousMailFloor,
 		Watcher:            watcher,
 		CacheSize:          cfg.SessionCacheSize,
+		Factors:            db.Factors(),
+		Keyring:            keys.keyring,
+		FreshAge:           cfg.FreshAge,
+		Issuer:             totpIssuer,
+		Passkeys:           db.Factors(),
+		WebAuthn:           keys.webAuthn,
+		// In production no administrator works on a password alone.
+		AdminsNeedSecondFactor: cfg.IsProduction(),
 	}, now)
 }
+
+// factorKeys are what second factors need beyond the store: the keyring
+// that seals TOTP seeds and the passkeys' relying party (nil: no passkeys).
+type factorKeys struct {
+	keyring  *secretbox.Keyring
+	webAuthn *webauthn.WebAuthn
+}
+
+// newWebAuthn configures passkeys: the relying party id and origins from
+// the settings, else the base URL's host name and origin. It returns nil
+// (passkeys off) when neither names a domain.
+func newWebAuthn(cfg *config.Config) (*webauthn.WebAuthn, error) {
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("base URL: %w", err)
+	}
+	rpID, origins := cfg.PasskeyRPID, cfg.PasskeyOrigins
+	if rpID == "" {
+		rpID = base.Hostname()
+		if net.ParseIP(rpID) != nil {
+			// An IP address is no relying party id: without settings, a
+			// service reached by address has no passkeys.
+			return nil, nil
+		}
+	}
+	if len(origins) == 0 {
+		origins = []string{base.Scheme + "://" + base.Host}
+	}
+	wa, err := webauthn.New(&webauthn.Config{RPID: rpID, RPDisplayName: totpIssuer, RPOrigins: origins})
+	if err != nil {
+		return nil, fmt.Errorf("PLATFORM_PASSKEY_RP_ID / PLATFORM_PASSKEY_ORIGINS: %w", err)
+	}
+	return wa, nil
+}
+
+// totpIssuer names the service in authenticator apps.
+const totpIssuer = "Tower Defence"
 
 // anonymousMailFloor is how long an anonymous request for a verification
 // or password-reset mail takes at least, so that a quick answer does not

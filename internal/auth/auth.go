@@ -15,12 +15,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/secretbox"
 	"github.com/towerdefence/platformctl/internal/sessioncache"
 )
 
@@ -175,6 +177,22 @@ type Options struct {
 	// CacheSize is how many validated sessions are kept in process (see
 	// sessioncache); 0 keeps none.
 	CacheSize int
+
+	// Factors keeps second factors (nil: a service without them, for
+	// tools); Keyring seals their seeds.
+	Factors FactorStore
+	Keyring *secretbox.Keyring
+	// FreshAge is how recently a session must have been opened for
+	// RequireFresh to pass.
+	FreshAge time.Duration
+	// Issuer names the service in authenticator apps.
+	Issuer string
+	// Passkeys keeps passkeys; WebAuthn verifies them (nil: no passkeys).
+	Passkeys PasskeyStore
+	WebAuthn *webauthn.WebAuthn
+	// AdminsNeedSecondFactor makes RequireSecondFactor refuse
+	// administrators without one (production).
+	AdminsNeedSecondFactor bool
 }
 
 // Why sessions ended, as SessionWatcher hears it.
@@ -225,6 +243,10 @@ type Service struct {
 	cookies  *Cookies
 	origins  *Origins
 	limiter  Limiter
+	factors  FactorStore
+	keyring  *secretbox.Keyring
+	passkeys PasskeyStore
+	webauthn *webauthn.WebAuthn
 	opts     Options
 	ttl      time.Duration
 	refresh  time.Duration
@@ -242,6 +264,10 @@ func NewService(store Store, accounts *account.Service, mailer Mailer, opts Opti
 		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
 		origins:  NewOrigins(opts.TrustedOrigins),
 		limiter:  opts.Limiter,
+		factors:  opts.Factors,
+		keyring:  opts.Keyring,
+		passkeys: opts.Passkeys,
+		webauthn: opts.WebAuthn,
 		opts:     opts,
 		ttl:      opts.SessionTTL,
 		refresh:  opts.RefreshAfter,
@@ -351,8 +377,15 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 	return &Principal{Realm: realm, User: u, Session: sess, Token: token}, nil
 }
 
-// SignIn checks an email and password in realm and opens a new session.
+// SignIn checks an email and password in realm and opens a new session,
+// or answers *SecondFactorRequired (see OpenSessionAfterFirstFactor).
 func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client) (*Principal, error) {
+	return s.SignInTrusted(ctx, realm, email, password, remember, client, "")
+}
+
+// SignInTrusted is SignIn from a device that may carry a trust-device
+// cookie value, which spares it the second factor while it is valid.
+func (s *Service) SignInTrusted(ctx context.Context, realm account.Realm, email, password string, remember bool, client Client, trustDevice string) (*Principal, error) {
 	if err := account.CheckCredentials(email, password); err != nil {
 		return nil, err
 	}
@@ -364,10 +397,12 @@ func (s *Service) SignIn(ctx context.Context, realm account.Realm, email, passwo
 	if err != nil {
 		return nil, s.refundUnhashed(ctx, err, counted)
 	}
-	return s.OpenSession(ctx, u, remember, client)
+	return s.OpenSessionAfterFirstFactor(ctx, u, remember, client, trustDevice)
 }
 
-// OpenSession starts a session for an already authenticated user.
+// OpenSession starts a session for a user who has proved every factor
+// asked of them. Ways in call OpenSessionAfterFirstFactor instead; this is
+// for the second factor's completion, tools and tests.
 func (s *Service) OpenSession(ctx context.Context, u *account.User, remember bool, client Client) (*Principal, error) {
 	sess, token, err := s.newSession(u.Realm, u.ID, remember, client)
 	if err != nil {

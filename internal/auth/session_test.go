@@ -90,7 +90,7 @@ func newFixtureWithHasher(t *testing.T, limits auth.Limits, hasher *account.Hash
 		Secret:  secret, SessionTTL: 7 * 24 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
-		Limits: limits,
+		Limits: limits, Factors: db.Factors(), Keyring: testKeyring(t), FreshAge: 10 * time.Minute, Issuer: "Tower Defence",
 	}
 	svc := auth.NewService(db.Sessions(), accounts, m, opts, clk.Now)
 	return &fixture{db: db, clock: clk, svc: svc, mailer: m, accounts: accounts, opts: opts}

@@ -31,6 +31,12 @@ func newAdminCmd(e *env) *cobra.Command {
 	return cmd
 }
 
+// adminSecondFactorHint tells a new administrator how to enrol the second
+// factor production demands before any admin route answers.
+const adminSecondFactorHint = "in production every admin route answers 403 SECOND_FACTOR_REQUIRED until a second factor\n" +
+	"is enrolled: sign in on /api/auth/admin, POST /api/auth/admin/two-factor/enable {password},\n" +
+	"add the otpauth:// URI to an authenticator app, then POST /api/auth/admin/two-factor/verify-totp {code}\n"
+
 func newAdminCreateCmd(e *env) *cobra.Command {
 	var email, name, role string
 	var output *string
@@ -51,6 +57,7 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 				return flagNames(err)
 			}
 			fmt.Fprintf(e.stderr, "created administrator %s (%s)\n", u.Email, u.ID)
+			fmt.Fprint(e.stderr, adminSecondFactorHint)
 			if ok, err := writeData(e.stdout, *output, u); ok {
 				return err
 			}

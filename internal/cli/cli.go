@@ -105,6 +105,8 @@ func newRootCmd(e *env) *cobra.Command {
 		newPruneCmd(e),
 		newBackupCmd(e),
 		newRestoreCmd(e),
+		newSecretsCmd(e),
+		newFactorsCmd(e),
 	)
 	root.InitDefaultCompletionCmd() // added now, not at Execute, so that strictArgs covers it
 	strictArgs(root)

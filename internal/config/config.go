@@ -84,6 +84,18 @@ type Config struct {
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
 
+	// PreviousSecrets are former values of Secret whose encrypted values
+	// still decrypt (internal/secretbox), newest first.
+	PreviousSecrets []string
+	// FreshAge is how recently a session must have been signed in to
+	// change second factors, passkeys and other sensitive settings.
+	FreshAge time.Duration
+	// PasskeyRPID and PasskeyOrigins are the WebAuthn relying party id and
+	// the origins passkey ceremonies are accepted from; empty means the
+	// base URL's host name and origin.
+	PasskeyRPID    string
+	PasskeyOrigins []string
+
 	// MailPollInterval is how often an idle mail worker looks for due
 	// messages; requests wake it at once, so this only bounds retries and
 	// messages enqueued by other processes.

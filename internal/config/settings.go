@@ -239,6 +239,14 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseRule(&c.Social.GuestIP, v) }},
 	{Env: "PLATFORM_GUEST_RETENTION", Flag: "guest-retention", Group: GroupServer, Type: "duration", Default: "720h", Usage: "guests that own nothing and were inactive this long are removed (at least 1h)",
 		set: func(c *Config, v string) error { return parseRetention(&c.Social.GuestRetention, v, false) }},
+	{Env: "PLATFORM_PREVIOUS_SECRETS", Flag: "previous-secrets", Group: GroupServices, Type: "list", Usage: "comma-separated former values of PLATFORM_SECRET, newest first: values encrypted under them still decrypt until `platformctl secrets rotate` re-encrypts them",
+		set: func(c *Config, v string) error { c.PreviousSecrets = splitList(v); return nil }},
+	{Env: "PLATFORM_FRESH_AGE", Flag: "fresh-age", Group: GroupServices, Type: "duration", Default: "10m", Usage: "a session signed in this recently may change second factors and other sensitive settings without entering the password again (1m-24h)",
+		set: func(c *Config, v string) error { return parseDurationIn(&c.FreshAge, v, time.Minute, 24*time.Hour) }},
+	{Env: "PLATFORM_PASSKEY_RP_ID", Flag: "passkey-rp-id", Group: GroupServices, Usage: "WebAuthn relying party id of passkeys (default the base URL's host name)",
+		set: func(c *Config, v string) error { c.PasskeyRPID = v; return nil }},
+	{Env: "PLATFORM_PASSKEY_ORIGINS", Flag: "passkey-origins", Group: GroupServices, Type: "list", Usage: "comma-separated origins passkey ceremonies may come from (default the base URL's origin)",
+		set: func(c *Config, v string) error { c.PasskeyOrigins = splitList(v); return nil }},
 }
 
 // parseIntIn parses an integer from lo to hi.

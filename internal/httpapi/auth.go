@@ -167,7 +167,12 @@ func handleSignIn(d Deps, realm account.Realm) http.Handler {
 			respondErr(w, r, d.Log, err)
 			return
 		}
-		p, err := d.Auth.SignIn(r.Context(), realm, in.Email, in.Password, remember(in.RememberMe), d.client(r))
+		p, err := d.Auth.SignInTrusted(r.Context(), realm, in.Email, in.Password, remember(in.RememberMe), d.client(r),
+			d.Auth.Cookies().TrustDevice(realm, r))
+		if req, ok := errors.AsType[*auth.SecondFactorRequired](err); ok {
+			respondSecondFactor(w, d, req)
+			return
+		}
 		if err != nil {
 			respondErr(w, r, d.Log, err)
 			return

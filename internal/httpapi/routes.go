@@ -79,6 +79,8 @@ func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))
 	mux.Handle("GET "+mount+"/reset-password/{token}", handleResetPasswordLink(d, realm))
 	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
+	addTwoFactorRoutes(mux, d, mount, realm)
+	addPasskeyRoutes(mux, d, mount, realm)
 }
 
 // addSocialRoutes lists the provider and guest routes of a player mount.

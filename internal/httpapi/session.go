@@ -19,8 +19,17 @@ func requirePlayer(d Deps, next http.Handler) http.Handler {
 
 // requireAdmin serves next only to a request with a valid administrator
 // session; a player session never opens an admin route.
+// In production an administrator without a second factor gets 403
+// SECOND_FACTOR_REQUIRED here; the enrolment routes of the admin mount
+// sit outside this gate.
 func requireAdmin(d Deps, next http.Handler) http.Handler {
-	return requireSession(d, account.RealmAdmin, next)
+	return requireSession(d, account.RealmAdmin, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Auth.RequireSecondFactor(r.Context(), principalFrom(r)); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
 }
 
 // requireSession is the one session gate of the API. A state-changing

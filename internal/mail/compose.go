@@ -28,6 +28,7 @@ var Templates = []Template{
 	TemplateProfileChange, TemplateEmailChangeOld, TemplateEmailChangeNew, TemplatePasswordChange,
 	TemplateEmailChanged, TemplatePasswordChanged, TemplateVerifyEmail, TemplateResetPassword,
 	TemplateAccountLinked, TemplateAccountUnlinked,
+	TemplateSecurityChange,
 }
 
 // Rendered is a message ready for a sender.

@@ -31,6 +31,7 @@ func sampleData() mail.Data {
 		Email:       "ada@example.com",
 		NewEmail:    "ada@new.example.com",
 		Nickname:    "ada",
+		Change:      "An authenticator app was added to your account.",
 		NewName:     "Ada L.",
 		NewNickname: "lovelace",
 		Provider:    "Google",
@@ -113,6 +114,7 @@ func TestTemplates(t *testing.T) {
 		mail.TemplateProfileChange: true, mail.TemplateEmailChangeOld: true, mail.TemplatePasswordChange: true,
 		mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateResetPassword: true,
 		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true,
+		mail.TemplateSecurityChange: true,
 	}
 	mentions := map[mail.Template][]string{
 		mail.TemplateProfileChange:   {data.NewName, data.NewNickname, data.Nickname},
@@ -125,9 +127,10 @@ func TestTemplates(t *testing.T) {
 		mail.TemplateResetPassword:   {data.Email},
 		mail.TemplateAccountLinked:   {data.Provider},
 		mail.TemplateAccountUnlinked: {data.Provider},
+		mail.TemplateSecurityChange:  {data.Change},
 	}
 	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true,
-		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true}
+		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true, mail.TemplateSecurityChange: true}
 	for _, tmpl := range mail.Templates {
 		t.Run(string(tmpl), func(t *testing.T) {
 			d := data

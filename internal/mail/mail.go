@@ -44,6 +44,9 @@ const (
 	TemplateVerifyEmail Template = "verify-email"
 	// TemplateResetPassword carries a password-reset link.
 	TemplateResetPassword Template = "reset-password"
+	// TemplateSecurityChange tells the account owner that a sign-in factor
+	// changed (Data.Change says which).
+	TemplateSecurityChange Template = "security-change"
 )
 
 // Data is what a template may show. Every field is optional; each template
@@ -63,6 +66,8 @@ type Data struct {
 	NewEmail string `json:"newEmail,omitempty"`
 	// Nickname is the account's current nickname.
 	Nickname string `json:"nickname,omitempty"`
+	// Change says what changed, in a security notice.
+	Change string `json:"change,omitempty"`
 	// NewName and NewNickname are a requested profile change.
 	NewName     string `json:"newName,omitempty"`
 	NewNickname string `json:"newNickname,omitempty"`

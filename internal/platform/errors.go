@@ -39,6 +39,13 @@ const (
 	CodeUnavailable     = "SERVICE_UNAVAILABLE"
 	CodeConflict        = "CONFLICT"
 	CodeInvalidArgument = "INVALID_ARGUMENT"
+
+	// CodeSessionNotFresh: the action needs a session signed in within
+	// the fresh age, or the password or second factor again.
+	CodeSessionNotFresh = "SESSION_NOT_FRESH"
+	// CodeSecondFactorRequired: the account must enrol a second factor
+	// before it may do this (administrators in production).
+	CodeSecondFactorRequired = "SECOND_FACTOR_REQUIRED"
 )
 
 // Error is an expected failure with a stable, machine-readable code. Its
