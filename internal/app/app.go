@@ -24,6 +24,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/jobs"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
@@ -69,6 +70,8 @@ type App struct {
 	Testing *liveops.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
+	// Lifecycle deletes, exports and suspends accounts.
+	Lifecycle *lifecycle.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -150,9 +153,16 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	if err != nil {
 		return nil, err
 	}
+	a.Lifecycle = lifecycle.New(db.Lifecycle(), a.Auth, a.Players, mailer{a.MailComposer, a.MailWorker}, lifecycle.Options{
+		Secret: cfg.Secret, BaseURL: cfg.BaseURL, FreshAge: cfg.FreshAge, TokenTTL: deletionLinkTTL,
+		Quarantine: cfg.DeletionQuarantine, ConfirmByMail: cfg.SMTPURL != ""}, a.Now)
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, a.Now)
 	return a, nil
 }
+
+// deletionLinkTTL is the life of a mailed account deletion link, as
+// better-auth's.
+const deletionLinkTTL = 24 * time.Hour
 
 // profileRateWindow is the window of the profile change request limits.
 const profileRateWindow = time.Hour
@@ -376,6 +386,7 @@ func (a *App) Handler() http.Handler {
 		Auth:        a.Auth,
 		Players:     a.Players,
 		Profile:     a.Profile,
+		Lifecycle:   a.Lifecycle,
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,

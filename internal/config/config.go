@@ -80,6 +80,12 @@ type Config struct {
 
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
+	// FreshAge is how recent a sign-in must be for a sensitive action
+	// without the password (account deletion, data export).
+	FreshAge time.Duration
+	// DeletionQuarantine is how long a deleted account's email and
+	// nickname stay reserved.
+	DeletionQuarantine time.Duration
 
 	// MailPollInterval is how often an idle mail worker looks for due
 	// messages; requests wake it at once, so this only bounds retries and
@@ -353,6 +359,8 @@ func (c *Config) bounds() []bound {
 		{"PLATFORM_FRIEND_LIMIT", c.FriendLimit < 1 || c.FriendLimit > 10000, "must be 1-10000"},
 		{"PLATFORM_LOBBY_IDLE_TIMEOUT", c.LobbyIdleTimeout < time.Minute, "must be at least 1m"},
 		{"PLATFORM_TOKEN_TTL", c.TokenTTL < time.Minute, "must be at least 1m"},
+		{"PLATFORM_FRESH_AGE", c.FreshAge < time.Minute, "must be at least 1m"},
+		{"PLATFORM_DELETION_QUARANTINE", c.DeletionQuarantine < 0, "must not be negative"},
 		{"PLATFORM_LIVEOPS_REFRESH", c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute, "must be between 0s and 1m"},
 		{"PLATFORM_MAIL_POLL_INTERVAL", c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute, "must be between 10ms and 1m"},
 		{"PLATFORM_MAIL_RETRY_BASE", c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute, "must be between 10ms and 15m"},

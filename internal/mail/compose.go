@@ -27,6 +27,7 @@ var templateFiles embed.FS
 var Templates = []Template{
 	TemplateProfileChange, TemplateEmailChangeOld, TemplateEmailChangeNew, TemplatePasswordChange,
 	TemplateEmailChanged, TemplatePasswordChanged, TemplateVerifyEmail, TemplateResetPassword,
+	TemplateDeleteAccount, TemplateAccountDeleted,
 }
 
 // Rendered is a message ready for a sender.

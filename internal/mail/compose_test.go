@@ -111,6 +111,7 @@ func TestTemplates(t *testing.T) {
 	notYou := map[mail.Template]bool{
 		mail.TemplateProfileChange: true, mail.TemplateEmailChangeOld: true, mail.TemplatePasswordChange: true,
 		mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateResetPassword: true,
+		mail.TemplateDeleteAccount: true, mail.TemplateAccountDeleted: true,
 	}
 	mentions := map[mail.Template][]string{
 		mail.TemplateProfileChange:   {data.NewName, data.NewNickname, data.Nickname},
@@ -121,8 +122,11 @@ func TestTemplates(t *testing.T) {
 		mail.TemplatePasswordChanged: {"signed out"},
 		mail.TemplateVerifyEmail:     {data.Email},
 		mail.TemplateResetPassword:   {data.Email},
+		mail.TemplateDeleteAccount:   {data.Email, "cannot be undone"},
+		mail.TemplateAccountDeleted:  {data.Email, "deleted"},
 	}
-	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true}
+	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true,
+		mail.TemplateAccountDeleted: true}
 	for _, tmpl := range mail.Templates {
 		t.Run(string(tmpl), func(t *testing.T) {
 			d := data

@@ -38,6 +38,10 @@ const (
 	TemplateVerifyEmail Template = "verify-email"
 	// TemplateResetPassword carries a password-reset link.
 	TemplateResetPassword Template = "reset-password"
+	// TemplateDeleteAccount asks the account owner to confirm its deletion.
+	TemplateDeleteAccount Template = "delete-account"
+	// TemplateAccountDeleted tells the former owner the account is gone.
+	TemplateAccountDeleted Template = "account-deleted"
 )
 
 // Data is what a template may show. Every field is optional; each template

@@ -39,6 +39,11 @@ const (
 	CodeUnavailable     = "SERVICE_UNAVAILABLE"
 	CodeConflict        = "CONFLICT"
 	CodeInvalidArgument = "INVALID_ARGUMENT"
+
+	// An account's end: suspension, re-authentication, deletion.
+	CodeAccountSuspended = "ACCOUNT_SUSPENDED"
+	CodeSessionNotFresh  = "SESSION_NOT_FRESH"
+	CodeAccountDeleted   = "ACCOUNT_DELETED"
 )
 
 // Error is an expected failure with a stable, machine-readable code. Its
