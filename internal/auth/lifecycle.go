@@ -15,10 +15,13 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
-// Why sessions ended, beside the reasons of auth.go.
+// Why sessions ended, beside the reasons of auth.go. Streams hear
+// "revoked" for both, the value the published event contract has: a
+// client learns the cause on its next sign-in (ACCOUNT_SUSPENDED) or
+// from its own request (deletion).
 const (
-	EndedAccountDeleted   = "account_deleted"
-	EndedAccountSuspended = "account_suspended"
+	EndedAccountDeleted   = EndedRevoked
+	EndedAccountSuspended = EndedRevoked
 )
 
 // ErrUserGone is what Tx.AdmitSession returns when the user no longer

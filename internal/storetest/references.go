@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -71,4 +72,26 @@ func placeholder(db *store.DB) string {
 		return "$1"
 	}
 	return "?"
+}
+
+// AgeSessions moves the start of every session of userID back to d ago,
+// as if the user had signed in that long ago.
+func AgeSessions(tb testing.TB, db *store.DB, userID uuid.UUID, d time.Duration) {
+	tb.Helper()
+	_, err := db.Bun().NewUpdate().TableExpr("sessions").Set("created_at = ?", time.Now().Add(-d).UTC()).
+		Where("user_id = ?", userID).Exec(tb.Context())
+	if err != nil {
+		tb.Fatalf("age sessions: %v", err)
+	}
+}
+
+// ExpireDeletionTokens moves the expiry of every deletion token of userID
+// into the past.
+func ExpireDeletionTokens(tb testing.TB, db *store.DB, userID uuid.UUID) {
+	tb.Helper()
+	_, err := db.Bun().NewUpdate().TableExpr("deletion_tokens").Set("expires_at = ?", time.Now().Add(-time.Minute).UTC()).
+		Where("user_id = ?", userID).Exec(tb.Context())
+	if err != nil {
+		tb.Fatalf("expire deletion tokens: %v", err)
+	}
 }
