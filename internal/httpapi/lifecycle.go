@@ -6,7 +6,6 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/lifecycle"
-	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // handleDeleteUser is better-auth's POST /delete-user: with the password
@@ -45,19 +44,10 @@ func handleDeleteUserCallback(d Deps, realm account.Realm) http.Handler {
 			return
 		}
 		err := d.confirmDeletion(r, realm, q.Get("token"))
-		if callback != "" {
-			if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal && pe.Kind != platform.KindUnavailable {
-				redirect(w, withQuery(callback, "error", pe.Code))
-				return
-			}
+		if err == nil {
+			setCookies(w, d.Auth.Cookies().ClearCookies(realm))
 		}
-		if err != nil {
-			respondErr(w, r, d.Log, err)
-			return
-		}
-		setCookies(w, d.Auth.Cookies().ClearCookies(realm))
-		if callback != "" {
-			redirect(w, callback)
+		if answered := redirectOutcome(w, r, d, callback, err); answered {
 			return
 		}
 		respond(w, http.StatusOK, lifecycle.DeleteResult{Success: true, Message: lifecycle.MessageDeleted})
