@@ -120,6 +120,9 @@ type Store interface {
 	Suspension(ctx context.Context, userID uuid.UUID) (*auth.Suspension, error)
 	// Export reads everything held about the user.
 	Export(ctx context.Context, u *account.User) (*Export, error)
+	// FindUsers lists accounts whose email or nickname starts with
+	// prefix, at most limit.
+	FindUsers(ctx context.Context, realm account.Realm, prefix string, limit int) ([]*account.User, error)
 }
 
 // ErrTokenNotFound is what TakeDeletionToken returns for an unknown hash.

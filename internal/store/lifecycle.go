@@ -397,3 +397,27 @@ func foreignKeyGone(err error) error {
 	}
 	return nil
 }
+
+// FindUsers implements lifecycle.Store: accounts of realm whose email or
+// nickname starts with prefix, at most limit, by email. Both are ranges
+// on the unique (realm, email) and (realm, nickname_key) indexes.
+func (s *LifecycleStore) FindUsers(ctx context.Context, realm account.Realm, prefix string, limit int) ([]*account.User, error) {
+	email, nick := strings.ToLower(prefix), account.NicknameKey(prefix)
+	var rows []userRow
+	err := s.db.bun.NewSelect().Model(&rows).Where("realm = ?", string(realm)).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			q = q.Where("email >= ? AND email < ?", email, email+"\uffff")
+			if nick != "" {
+				q = q.WhereOr("nickname_key >= ? AND nickname_key < ?", nick, nick+"\uffff")
+			}
+			return q
+		}).OrderExpr("email").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]*account.User, len(rows))
+	for i := range rows {
+		out[i] = rows[i].user()
+	}
+	return out, nil
+}
