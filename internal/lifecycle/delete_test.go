@@ -192,3 +192,5 @@ func futureHour() time.Time { return time.Now().Add(time.Hour) }
 func lifecycleRequest(password string) lifecycle.DeleteRequest {
 	return lifecycle.DeleteRequest{Password: password}
 }
+
+func clientOf() auth.Client { return auth.Client{UserAgent: "lifecycle-test", IPAddress: "192.0.2.7"} }
