@@ -120,6 +120,8 @@ type Tx interface {
 	// returns the user's suspension, live or not, or nil; ErrUserGone when
 	// the user no longer exists.
 	AdmitSession(ctx context.Context, userID uuid.UUID) (*Suspension, error)
+	// Quarantined reports whether key is reserved at now.
+	Quarantined(ctx context.Context, key string, now time.Time) (bool, error)
 
 	InsertMailToken(ctx context.Context, t *MailToken) error
 	// DeleteMailTokens deletes every token of purpose mailed to userID.
@@ -330,6 +332,9 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 		return nil, err
 	}
 	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := s.checkQuarantine(ctx, tx, u); err != nil {
+			return err
+		}
 		if err := tx.InsertUser(ctx, u); err != nil {
 			return err
 		}

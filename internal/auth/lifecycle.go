@@ -108,3 +108,23 @@ func LimitKeys(realm account.Realm, email string) []string {
 	}
 	return keys
 }
+
+// checkQuarantine refuses a new account whose email or nickname belonged
+// to an account deleted within the quarantine, with the same answer as a
+// taken one, so that sign-up does not tell that the account was deleted.
+func (s *Service) checkQuarantine(ctx context.Context, tx Tx, u *account.User) error {
+	keys := account.QuarantineKeys(s.opts.Secret, u.Realm, u.Email, u.Nickname)
+	for i, key := range keys {
+		held, err := tx.Quarantined(ctx, key, s.clock())
+		if err != nil {
+			return err
+		}
+		if held && i == 0 {
+			return account.ErrEmailTaken
+		}
+		if held {
+			return account.ErrNicknameTaken
+		}
+	}
+	return nil
+}

@@ -150,6 +150,27 @@ func TestDeleteLeavesNoReference(t *testing.T) {
 	if err != nil || !q {
 		t.Errorf("email and nickname quarantined = %v, %v; want true", q, err)
 	}
+	again := account.NewUser{Email: strings.ToUpper(r.me.User.Email), Name: "New", Nickname: "fresh_" + id.String()[:6], Password: apitest.DefaultPassword}
+	if _, err := srv.App.Auth.SignUp(ctx, account.RealmPlayer, again, true, clientOf()); platform.ErrorCode(err) != account.CodeUserExists {
+		t.Errorf("sign-up with the quarantined email = %v, want %s", err, account.CodeUserExists)
+	}
+	again.Email, again.Nickname = "other-"+id.String()[:8]+"@example.com", r.me.User.Nickname
+	if _, err := srv.App.Auth.SignUp(ctx, account.RealmPlayer, again, true, clientOf()); platform.ErrorCode(err) != account.CodeNicknameTaken {
+		t.Errorf("sign-up with the quarantined nickname = %v, want %s", err, account.CodeNicknameTaken)
+	}
+}
+
+// With no quarantine the email is free at once.
+func TestDeleteWithoutQuarantine(t *testing.T) {
+	srv := apitest.NewWithContent(t, apitest.WithEnv("PLATFORM_DELETION_QUARANTINE", "0s"))
+	a := srv.SignUpPlayer(t)
+	if _, err := srv.App.Lifecycle.DeleteBySupport(t.Context(), "support", account.RealmPlayer, a.User.Email, "asked"); err != nil {
+		t.Fatal(err)
+	}
+	in := account.NewUser{Email: a.User.Email, Name: "Again", Nickname: a.User.Nickname, Password: apitest.DefaultPassword}
+	if _, err := srv.App.Auth.SignUp(t.Context(), account.RealmPlayer, in, true, clientOf()); err != nil {
+		t.Errorf("sign-up after deletion without quarantine: %v", err)
+	}
 }
 
 // Administrators are deleted only by the admin tools, and never the last

@@ -14,9 +14,6 @@ package lifecycle
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/google/uuid"
@@ -171,19 +168,7 @@ func New(store Store, a *auth.Service, players *player.Service, mailer Mailer, o
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
-// identifierKeys are the quarantine hashes of a user's email and
-// nickname: keyed, so that the table does not reveal which addresses were
-// ever registered.
+// identifierKeys are the quarantine keys of a user's email and nickname.
 func (s *Service) identifierKeys(realm account.Realm, email, nickname string) []string {
-	keys := []string{s.identifierKey("email|" + string(realm) + "|" + account.NormalizeEmail(email))}
-	if nickname != "" {
-		keys = append(keys, s.identifierKey("nickname|"+string(realm)+"|"+account.NicknameKey(nickname)))
-	}
-	return keys
-}
-
-func (s *Service) identifierKey(id string) string {
-	m := hmac.New(sha256.New, []byte("platformctl quarantine\x00"+s.opts.Secret))
-	m.Write([]byte(id))
-	return hex.EncodeToString(m.Sum(nil))
+	return account.QuarantineKeys(s.opts.Secret, realm, email, nickname)
 }

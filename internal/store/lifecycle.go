@@ -421,3 +421,10 @@ func (s *LifecycleStore) FindUsers(ctx context.Context, realm account.Realm, pre
 	}
 	return out, nil
 }
+
+// Quarantined implements auth.Tx.
+func (t Tx) Quarantined(ctx context.Context, key string, now time.Time) (bool, error) {
+	ok, err := t.idb.NewSelect().Model((*quarantineRow)(nil)).
+		Where("key_hash = ?", key).Where("free_at > ?", now.UTC()).Exists(ctx)
+	return ok, mapError(err)
+}
