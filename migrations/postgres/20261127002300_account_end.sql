@@ -37,7 +37,18 @@ CREATE TABLE user_suspensions (
     created_at TIMESTAMPTZ NOT NULL
 );
 
+-- A deletion finds the user's rows through these: every step an index
+-- range, never a scan of a whole table.
+CREATE INDEX profile_changes_user_idx ON profile_changes (user_id);
+CREATE INDEX profile_tokens_user_idx ON profile_tokens (user_id);
+CREATE INDEX audit_log_target_idx ON audit_log (target, at DESC);
+CREATE INDEX mail_outbox_recipient_idx ON mail_outbox (lower(recipient));
+
 -- +goose Down
+DROP INDEX mail_outbox_recipient_idx;
+DROP INDEX audit_log_target_idx;
+DROP INDEX profile_tokens_user_idx;
+DROP INDEX profile_changes_user_idx;
 DROP TABLE user_suspensions;
 DROP TABLE deletion_tokens;
 DROP TABLE identifier_quarantine;
