@@ -4,39 +4,14 @@
 // Origin header stands in for the browser's.
 //
 //   npm ci && node check.mjs http://127.0.0.1:8080
-import { createAuthClient } from "better-auth/client";
+import { client } from "./jar-client.mjs";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 const base = process.argv[2] ?? "http://127.0.0.1:8080";
-
-function client(mount) {
-  const jar = new Map();
-  return createAuthClient({
-    baseURL: base,
-    basePath: mount,
-    fetchOptions: {
-      headers: { Origin: base },
-      onRequest(ctx) {
-        if (jar.size) ctx.headers.set("cookie", [...jar].map(([k, v]) => `${k}=${v}`).join("; "));
-        return ctx;
-      },
-      onResponse(ctx) {
-        for (const line of ctx.response.headers.getSetCookie()) {
-          const [pair, ...attrs] = line.split(";");
-          const i = pair.indexOf("=");
-          const name = pair.slice(0, i).trim(), value = pair.slice(i + 1);
-          if (attrs.some((a) => /max-age=0/i.test(a.trim())) || value === "") jar.delete(name);
-          else jar.set(name, value);
-        }
-      },
-    },
-  });
-}
-
 const n = Date.now().toString(36);
 const email = `ba-${n}@example.com`, password = "correct horse battery";
-const a = client("/api/auth/player");
+const a = client(base, "/api/auth/player");
 
 let r = await a.signUp.email({ name: "Client Check", email, password, nickname: `ba_${n}` });
 assert.equal(r.error, null, JSON.stringify(r.error));
@@ -63,7 +38,7 @@ r = await a.signIn.email({ email: email.toUpperCase(), password });
 assert.equal(r.error, null, JSON.stringify(r.error));
 assert.equal(r.data.redirect, false);
 
-const b = client("/api/auth/player");
+const b = client(base, "/api/auth/player");
 assert.equal((await b.signIn.email({ email, password })).error, null);
 r = await a.listSessions();
 assert.equal(r.error, null, JSON.stringify(r.error));
@@ -93,7 +68,7 @@ assert.equal(r.data.status, true);
 assert.equal((await a.getSession()).data, null);
 
 // The admin mount knows nothing of players.
-const admin = client("/api/auth/admin");
+const admin = client(base, "/api/auth/admin");
 r = await admin.signIn.email({ email, password });
 assert.equal(r.error.status, 401);
 
