@@ -28,6 +28,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/eventspg"
 	"github.com/towerdefence/platformctl/internal/httpapi"
 	"github.com/towerdefence/platformctl/internal/jobs"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
@@ -79,6 +80,8 @@ type App struct {
 	Testing *liveops.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
+	// Lifecycle deletes, exports and suspends accounts.
+	Lifecycle *lifecycle.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -212,6 +215,9 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	if err != nil {
 		return nil, err
 	}
+	lifecycles := lifecycle.New(db.Lifecycle(), sessions, players, mailer{composer, worker}, lifecycle.Options{
+		Secret: cfg.Secret, BaseURL: cfg.BaseURL, FreshAge: cfg.FreshAge, TokenTTL: deletionLinkTTL,
+		Quarantine: cfg.DeletionQuarantine, ConfirmByMail: cfg.SMTPURL != ""}, now)
 	a := &App{
 		Config: cfg, Log: log, Build: build, DB: db, Now: now,
 		Audit: auditLog, System: sys,
@@ -223,6 +229,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		Console:     newConsole(cfg, db, build, gauges, queues, liveOps, auditLog, now),
 		Testing:     newTesting(cfg, accounts),
 		Profile:     profiles,
+		Lifecycle:   lifecycles,
 		Matchmaking: matchmaking.New(liveOps),
 		Gauges:      gauges,
 		Events:      hub,
@@ -234,6 +241,10 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
 	return a, nil
 }
+
+// deletionLinkTTL is the life of a mailed account deletion link, as
+// better-auth's.
+const deletionLinkTTL = 24 * time.Hour
 
 // profileRateWindow is the window of the profile change request limits.
 const profileRateWindow = time.Hour
@@ -542,6 +553,7 @@ func (a *App) Handler() http.Handler {
 		Social:      a.Social,
 		Players:     a.Players,
 		Profile:     a.Profile,
+		Lifecycle:   a.Lifecycle,
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,

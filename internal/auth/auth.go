@@ -123,6 +123,13 @@ type Tx interface {
 
 	InsertSession(ctx context.Context, s *Session) error
 	DeleteSessions(ctx context.Context, userID uuid.UUID, m SessionMatch) (int, error)
+	// AdmitSession holds the user's row until the transaction ends (so a
+	// concurrent suspension or deletion waits for it, or it for them) and
+	// returns the user's suspension, live or not, or nil; ErrUserGone when
+	// the user no longer exists.
+	AdmitSession(ctx context.Context, userID uuid.UUID) (*Suspension, error)
+	// Quarantined reports whether key is reserved at now.
+	Quarantined(ctx context.Context, key string, now time.Time) (bool, error)
 
 	InsertMailToken(ctx context.Context, t *MailToken) error
 	// DeleteMailTokens deletes every token of purpose mailed to userID.
@@ -366,6 +373,9 @@ func (s *Service) SignUp(ctx context.Context, realm account.Realm, in account.Ne
 		return nil, err
 	}
 	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := s.checkQuarantine(ctx, tx, u); err != nil {
+			return err
+		}
 		if err := tx.InsertUser(ctx, u); err != nil {
 			return err
 		}
@@ -402,13 +412,21 @@ func (s *Service) SignInTrusted(ctx context.Context, realm account.Realm, email,
 
 // OpenSession starts a session for a user who has proved every factor
 // asked of them. Ways in call OpenSessionAfterFirstFactor instead; this is
-// for the second factor's completion, tools and tests.
+// for the second factor's completion, tools and tests. Every way in for an
+// existing user ends here, so the gates a new session passes
+// (admitSession: suspension) sit in one place.
 func (s *Service) OpenSession(ctx context.Context, u *account.User, remember bool, client Client) (*Principal, error) {
 	sess, token, err := s.newSession(u.Realm, u.ID, remember, client)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.InsertSession(ctx, sess); err != nil {
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		if err := s.admitSession(ctx, tx, u); err != nil {
+			return err
+		}
+		return tx.InsertSession(ctx, sess)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
 	}
 	return &Principal{Realm: u.Realm, User: u, Session: sess, Token: token}, nil

@@ -322,21 +322,32 @@ func auditTarget(ctx context.Context, accounts *account.Service, user string) (s
 // parseSince reads an RFC 3339 time or an age back from now: a Go duration
 // (24h, 90m) or whole days (7d).
 func parseSince(s string, now time.Time) (time.Time, error) {
+	t, ok := parseTimeOrSpan(s, now, -1)
+	if !ok {
+		return time.Time{}, fmt.Errorf("--since %q: use an RFC 3339 time (2026-11-21T09:00:00Z) or an age (7d, 24h, 30m)", s)
+	}
+	return t, nil
+}
+
+// parseTimeOrSpan reads an RFC 3339 time, or a span (a Go duration or
+// whole days, 7d) from now in direction sign (-1 back, +1 forward). Empty
+// is the zero time.
+func parseTimeOrSpan(s string, now time.Time, sign int) (time.Time, bool) {
 	if s == "" {
-		return time.Time{}, nil
+		return time.Time{}, true
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), nil
+		return t.UTC(), true
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.Atoi(days); err == nil && n > 0 && n <= 36500 {
-			return now.AddDate(0, 0, -n).UTC(), nil
+			return now.AddDate(0, 0, sign*n).UTC(), true
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return now.Add(-d).UTC(), nil
+		return now.Add(time.Duration(sign) * d).UTC(), true
 	}
-	return time.Time{}, fmt.Errorf("--since %q: use an RFC 3339 time (2026-11-21T09:00:00Z) or an age (7d, 24h, 30m)", s)
+	return time.Time{}, false
 }
 
 func formatDetails(d map[string]string) string {

@@ -99,6 +99,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMailCmd(e),
 		newAdminCmd(e),
 		newSessionsCmd(e),
+		newUsersCmd(e),
 		newAuditCmd(e),
 		newLiveOpsCmd(e),
 		newMapCmd(e),

@@ -83,12 +83,16 @@ type Config struct {
 
 	// TokenTTL is how long an emailed confirmation token stays valid.
 	TokenTTL time.Duration
+	// DeletionQuarantine is how long a deleted account's email and
+	// nickname stay reserved.
+	DeletionQuarantine time.Duration
 
 	// PreviousSecrets are former values of Secret whose encrypted values
 	// still decrypt (internal/secretbox), newest first.
 	PreviousSecrets []string
 	// FreshAge is how recently a session must have been signed in to
-	// change second factors, passkeys and other sensitive settings.
+	// change second factors, passkeys and other sensitive settings, delete
+	// the account or export its data without the password again.
 	FreshAge time.Duration
 	// PasskeyRPID and PasskeyOrigins are the WebAuthn relying party id and
 	// the origins passkey ceremonies are accepted from; empty means the
@@ -391,6 +395,7 @@ func (c *Config) bounds() []bound {
 		{"PLATFORM_FRIEND_LIMIT", c.FriendLimit < 1 || c.FriendLimit > 10000, "must be 1-10000"},
 		{"PLATFORM_LOBBY_IDLE_TIMEOUT", c.LobbyIdleTimeout < time.Minute, "must be at least 1m"},
 		{"PLATFORM_TOKEN_TTL", c.TokenTTL < time.Minute, "must be at least 1m"},
+		{"PLATFORM_DELETION_QUARANTINE", c.DeletionQuarantine < 0, "must not be negative"},
 		{"PLATFORM_LIVEOPS_REFRESH", c.LiveOpsRefresh < 0 || c.LiveOpsRefresh > time.Minute, "must be between 0s and 1m"},
 		{"PLATFORM_MAIL_POLL_INTERVAL", c.MailPollInterval < 10*time.Millisecond || c.MailPollInterval > time.Minute, "must be between 10ms and 1m"},
 		{"PLATFORM_MAIL_RETRY_BASE", c.MailRetryBase < 10*time.Millisecond || c.MailRetryBase > 15*time.Minute, "must be between 10ms and 15m"},

@@ -343,18 +343,7 @@ func handleVerifyEmail(d Deps, realm account.Realm) http.Handler {
 			return
 		}
 		_, err := d.Auth.VerifyEmail(r.Context(), realm, q.Get("token"))
-		if callback != "" {
-			if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal && pe.Kind != platform.KindUnavailable {
-				redirect(w, withQuery(callback, "error", pe.Code))
-				return
-			}
-		}
-		if err != nil {
-			respondErr(w, r, d.Log, err)
-			return
-		}
-		if callback != "" {
-			redirect(w, callback)
+		if answered := redirectOutcome(w, r, d, callback, err); answered {
 			return
 		}
 		respond(w, http.StatusOK, map[string]any{"status": true, "user": nil})
@@ -421,6 +410,29 @@ func handleResetPassword(d Deps, realm account.Realm) http.Handler {
 		}
 		respond(w, http.StatusOK, statusResponse{Status: true})
 	})
+}
+
+// redirectOutcome answers a mailed link's outcome: with a callback, a
+// refusal redirects there with ?error=CODE and success redirects there; an
+// internal failure, or a refusal without a callback, is the error itself.
+// It reports whether it answered; only success without a callback is left
+// to the caller.
+func redirectOutcome(w http.ResponseWriter, r *http.Request, d Deps, callback string, err error) bool {
+	if callback != "" {
+		if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal && pe.Kind != platform.KindUnavailable {
+			redirect(w, withQuery(callback, "error", pe.Code))
+			return true
+		}
+	}
+	if err != nil {
+		respondErr(w, r, d.Log, err)
+		return true
+	}
+	if callback != "" {
+		redirect(w, callback)
+		return true
+	}
+	return false
 }
 
 // redirect answers 302 to a target that CheckCallback has already allowed.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/player"
 )
 
@@ -38,6 +39,7 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"profileChangeRequest":     decodeOnly[profileChangeRequest],
 	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
 	"emailChangeRequest":       decodeOnly[emailChangeRequest],
+	"lifecycle.DeleteRequest":  decodeOnly[lifecycle.DeleteRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {

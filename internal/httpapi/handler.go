@@ -10,6 +10,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/events"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
@@ -34,6 +35,8 @@ type Deps struct {
 	Players *player.Service
 	// Profile runs the email-confirmed profile changes.
 	Profile *profile.Service
+	// Lifecycle deletes, exports and suspends accounts.
+	Lifecycle *lifecycle.Service
 	// LiveOps serves the live-ops configuration; Console the admin
 	// console's bootstrap; Testing the testing metadata.
 	LiveOps *liveops.Service

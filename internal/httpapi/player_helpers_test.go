@@ -22,7 +22,6 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/auth"
-	"github.com/towerdefence/platformctl/internal/seed"
 )
 
 // newPlayerServer starts the API with the embedded content and live-ops
@@ -30,15 +29,7 @@ import (
 // development world: tests create their own players.
 func newPlayerServer(t testing.TB, opts ...apitest.Option) *apitest.Server {
 	t.Helper()
-	srv := apitest.New(t, opts...)
-	set, ps := seed.Load(fixtures.FS())
-	if len(ps) > 0 {
-		t.Fatal(ps)
-	}
-	if _, err := srv.App.Seeder.Seed(t.Context(), set, seed.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return apitest.NewWithContent(t, opts...)
 }
 
 var (

@@ -19,6 +19,7 @@ func addRoutes(mux *routeTable, d Deps) {
 	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log))
 
 	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
+	mux.Handle("GET /api/player/export", requirePlayer(d, handleExport(d)))
 	mux.Handle("GET /api/player/bootstrap", requirePlayer(d, handleBootstrap(d.Log, d.Players)))
 	mux.Handle("GET /api/player/decks", requirePlayer(d, handleDecks(d.Log, d.Players)))
 	mux.Handle("POST /api/player/decks/import", requirePlayer(d, handleImportDeck(d.Log, d.Players)))
@@ -81,6 +82,8 @@ func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	mux.Handle("POST "+mount+"/reset-password", checkOrigin(d, handleResetPassword(d, realm)))
 	addTwoFactorRoutes(mux, d, mount, realm)
 	addPasskeyRoutes(mux, d, mount, realm)
+	mux.Handle("POST "+mount+"/delete-user", requireSession(d, realm, handleDeleteUser(d, realm)))
+	mux.Handle("GET "+mount+"/delete-user/callback", handleDeleteUserCallback(d, realm))
 }
 
 // addSocialRoutes lists the provider and guest routes of a player mount.

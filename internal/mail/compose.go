@@ -29,6 +29,7 @@ var Templates = []Template{
 	TemplateEmailChanged, TemplatePasswordChanged, TemplateVerifyEmail, TemplateResetPassword,
 	TemplateAccountLinked, TemplateAccountUnlinked,
 	TemplateSecurityChange,
+	TemplateDeleteAccount, TemplateAccountDeleted,
 }
 
 // Rendered is a message ready for a sender.

@@ -115,6 +115,7 @@ func TestTemplates(t *testing.T) {
 		mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true, mail.TemplateResetPassword: true,
 		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true,
 		mail.TemplateSecurityChange: true,
+		mail.TemplateDeleteAccount:  true, mail.TemplateAccountDeleted: true,
 	}
 	mentions := map[mail.Template][]string{
 		mail.TemplateProfileChange:   {data.NewName, data.NewNickname, data.Nickname},
@@ -128,9 +129,12 @@ func TestTemplates(t *testing.T) {
 		mail.TemplateAccountLinked:   {data.Provider},
 		mail.TemplateAccountUnlinked: {data.Provider},
 		mail.TemplateSecurityChange:  {data.Change},
+		mail.TemplateDeleteAccount:   {data.Email, "cannot be undone"},
+		mail.TemplateAccountDeleted:  {data.Email, "deleted"},
 	}
 	noLink := map[mail.Template]bool{mail.TemplateEmailChanged: true, mail.TemplatePasswordChanged: true,
-		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true, mail.TemplateSecurityChange: true}
+		mail.TemplateAccountLinked: true, mail.TemplateAccountUnlinked: true, mail.TemplateSecurityChange: true,
+		mail.TemplateAccountDeleted: true}
 	for _, tmpl := range mail.Templates {
 		t.Run(string(tmpl), func(t *testing.T) {
 			d := data

@@ -47,6 +47,10 @@ const (
 	// TemplateSecurityChange tells the account owner that a sign-in factor
 	// changed (Data.Change says which).
 	TemplateSecurityChange Template = "security-change"
+	// TemplateDeleteAccount asks the account owner to confirm its deletion.
+	TemplateDeleteAccount Template = "delete-account"
+	// TemplateAccountDeleted tells the former owner the account is gone.
+	TemplateAccountDeleted Template = "account-deleted"
 )
 
 // Data is what a template may show. Every field is optional; each template

@@ -46,6 +46,9 @@ const (
 	// CodeSecondFactorRequired: the account must enrol a second factor
 	// before it may do this (administrators in production).
 	CodeSecondFactorRequired = "SECOND_FACTOR_REQUIRED"
+	// An account's end: suspension, deletion.
+	CodeAccountSuspended = "ACCOUNT_SUSPENDED"
+	CodeAccountDeleted   = "ACCOUNT_DELETED"
 )
 
 // Error is an expected failure with a stable, machine-readable code. Its

@@ -275,6 +275,9 @@ func mapError(err error) error {
 	if _, ok := platform.As(err); ok {
 		return err
 	}
+	if fk := foreignKeyGone(err); fk != nil {
+		return fk
+	}
 	if isConnectionError(err) {
 		return (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
 			Message: "the database is unavailable; try again shortly"}).Wrap(err)

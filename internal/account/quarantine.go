@@ -1,0 +1,25 @@
+package account
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// QuarantineKeys are the keys under which a deleted account's email and
+// (when it has one) nickname stay reserved in realm: keyed hashes, so the
+// reservation table does not reveal which addresses were ever registered.
+// The email's key comes first.
+func QuarantineKeys(secret string, realm Realm, email, nickname string) []string {
+	keys := []string{quarantineKey(secret, "email|"+string(realm)+"|"+NormalizeEmail(email))}
+	if nickname != "" {
+		keys = append(keys, quarantineKey(secret, "nickname|"+string(realm)+"|"+NicknameKey(nickname)))
+	}
+	return keys
+}
+
+func quarantineKey(secret, id string) string {
+	m := hmac.New(sha256.New, []byte("platformctl quarantine\x00"+secret))
+	m.Write([]byte(id))
+	return hex.EncodeToString(m.Sum(nil))
+}
