@@ -18,6 +18,7 @@ import (
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -69,6 +70,9 @@ type App struct {
 	Testing *liveops.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
+	// AdminPlane is the administrator plane the admin API, the console and
+	// the support commands call.
+	AdminPlane *admin.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -150,6 +154,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 	if err != nil {
 		return nil, err
 	}
+	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: a.Auth, Profile: a.Profile, Outbox: a.Outbox,
+		Audit: a.Audit, LiveOps: a.LiveOps, Admins: a.Admins, Now: a.Now})
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, a.Now)
 	return a, nil
 }
@@ -379,6 +385,7 @@ func (a *App) Handler() http.Handler {
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
+		Admin:       a.AdminPlane,
 		Events:      a.Events,
 		StreamTimings: httpapi.StreamTimings{
 			Heartbeat: a.Config.EventsHeartbeat, WriteTimeout: a.Config.EventsWriteTimeout, Retry: a.Config.EventsRetry},

@@ -51,6 +51,7 @@ func addRoutes(mux *routeTable, d Deps) {
 	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
 	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
 
+	addAdminRoutes(mux, d)
 	mux.Handle("GET /api/admin/bootstrap", requirePermission(d, role.ConsoleRead, handleAdminBootstrap(d)))
 	mux.Handle("GET /api/liveops/admin-bootstrap", requirePermission(d, role.LiveOpsRead, handleLiveOpsAdminBootstrap(d)))
 	mux.Handle("GET /api/testing/legacy-tools", handleTestingTools(d))
