@@ -166,10 +166,11 @@ func (s *Service) User(ctx context.Context, actor string, id uuid.UUID) (*UserDe
 	if err != nil {
 		return nil, err
 	}
-	return &UserDetail{User: u, Sessions: sessionViews(sessions), Counts: counts}, nil
+	return &UserDetail{User: u, Sessions: SessionViews(sessions), Counts: counts}, nil
 }
 
-func sessionViews(list []auth.Session) []SessionView {
+// SessionViews are sessions without their tokens.
+func SessionViews(list []auth.Session) []SessionView {
 	out := make([]SessionView, len(list))
 	for i, s := range list {
 		out[i] = SessionView{ID: s.ID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, ExpiresAt: s.ExpiresAt, IPAddress: s.IPAddress, UserAgent: s.UserAgent}

@@ -100,6 +100,10 @@ func newRootCmd(e *env) *cobra.Command {
 		newSessionsCmd(e),
 		newAuditCmd(e),
 		newLiveOpsCmd(e),
+		newUsersCmd(e),
+		newLoginCmd(e),
+		newLogoutCmd(e),
+		newWhoamiCmd(e),
 		newMapCmd(e),
 		newPruneCmd(e),
 	)
