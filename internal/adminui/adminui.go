@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -255,7 +254,7 @@ func (c *console) users(w http.ResponseWriter, r *http.Request, me caller) {
 }
 
 func (c *console) user(w http.ResponseWriter, r *http.Request, me caller) {
-	v := view{Title: "Player", Me: me.p.User, CSRF: me.csrf, Notice: r.URL.Query().Get("done")}
+	v := view{Title: "Player", Me: me.p.User, CSRF: me.csrf, Notice: notice(r)}
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		c.fail(w, r, "users", v, platform.Invalid("id", "must be a player id"))
@@ -276,12 +275,21 @@ func (c *console) revoke(w http.ResponseWriter, r *http.Request, me caller) {
 		c.fail(w, r, "users", view{Title: "Player", Me: me.p.User, CSRF: me.csrf}, err)
 		return
 	}
-	done := "Revoked " + strconv.Itoa(res.Revoked) + " session(s)."
-	http.Redirect(w, r, "/admin/users/"+res.UserID.String()+"?done="+strings.ReplaceAll(done, " ", "+"), http.StatusSeeOther)
+	http.Redirect(w, r, "/admin/users/"+res.UserID.String()+"?revoked="+strconv.Itoa(res.Revoked), http.StatusSeeOther)
+}
+
+// notice is the message a page shows after a change redirected to it,
+// chosen from fixed texts so that a link cannot put words in the console.
+func notice(r *http.Request) string {
+	q := r.URL.Query()
+	if n, err := strconv.Atoi(q.Get("revoked")); err == nil && n >= 0 {
+		return "Revoked " + strconv.Itoa(n) + " session(s)."
+	}
+	return map[string]string{"retried": "The message is queued again.", "published": "Published a new live-ops version."}[q.Get("done")]
 }
 
 func (c *console) mail(w http.ResponseWriter, r *http.Request, me caller) {
-	v := view{Title: "Mail outbox", Me: me.p.User, CSRF: me.csrf, Notice: r.URL.Query().Get("done")}
+	v := view{Title: "Mail outbox", Me: me.p.User, CSRF: me.csrf, Notice: notice(r)}
 	var err error
 	if v.Mail, err = c.d.Admin.Mail(r.Context(), admin.ActorOf(me.p.User), mail.Filter{Limit: 100}); err != nil {
 		c.fail(w, r, "mail", v, err)
@@ -299,7 +307,7 @@ func (c *console) retry(w http.ResponseWriter, r *http.Request, me caller) {
 		c.fail(w, r, "mail", view{Title: "Mail outbox", Me: me.p.User, CSRF: me.csrf}, err)
 		return
 	}
-	http.Redirect(w, r, "/admin/mail?done=Queued+again.", http.StatusSeeOther)
+	http.Redirect(w, r, "/admin/mail?done=retried", http.StatusSeeOther)
 }
 
 func (c *console) audit(w http.ResponseWriter, r *http.Request, me caller) {
@@ -315,7 +323,7 @@ func (c *console) audit(w http.ResponseWriter, r *http.Request, me caller) {
 }
 
 func (c *console) liveOps(w http.ResponseWriter, r *http.Request, me caller) {
-	v := view{Title: "Live-ops", Me: me.p.User, CSRF: me.csrf, Notice: r.URL.Query().Get("done"),
+	v := view{Title: "Live-ops", Me: me.p.User, CSRF: me.csrf, Notice: notice(r),
 		CanWrite: role.Role(me.p.User.Role).Can(role.LiveOpsWrite)}
 	snap, err := c.d.Admin.LiveOps(r.Context())
 	if err != nil && platform.ErrorCode(err) != liveops.CodeNotPublished {
@@ -336,5 +344,5 @@ func (c *console) setSeed(w http.ResponseWriter, r *http.Request, me caller) {
 		c.fail(w, r, "liveops", view{Title: "Live-ops", Me: me.p.User, CSRF: me.csrf}, err)
 		return
 	}
-	http.Redirect(w, r, "/admin/liveops?done=Published.", http.StatusSeeOther)
+	http.Redirect(w, r, "/admin/liveops?done=published", http.StatusSeeOther)
 }

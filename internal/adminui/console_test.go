@@ -132,4 +132,3 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", dir)
 }
-
