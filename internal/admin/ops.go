@@ -122,6 +122,33 @@ func (s *Service) MailRetry(ctx context.Context, actor, reason string, id uuid.U
 	return s.d.Outbox.Retry(ctx, actor, reason, id)
 }
 
+// IssueRequest is a change support staff start for a player, as the API
+// takes it.
+type IssueRequest struct {
+	Type         string `json:"type"`
+	Reason       string `json:"reason,omitempty"`
+	Name         string `json:"name,omitempty"`
+	Nickname     string `json:"nickname,omitempty"`
+	NewEmail     string `json:"newEmail,omitempty"`
+	SkipOldEmail bool   `json:"skipOldEmail,omitempty"`
+	NewPassword  string `json:"newPassword,omitempty"`
+	CallbackURL  string `json:"callbackURL"`
+	Send         bool   `json:"send,omitempty"`
+}
+
+// Input is the request for the player named by user (an id or email).
+func (in IssueRequest) Input(actor, user string) profile.IssueInput {
+	return profile.IssueInput{Actor: actor, Reason: in.Reason, User: user, Type: profile.Type(in.Type),
+		Name: in.Name, Nickname: in.Nickname, NewEmail: in.NewEmail, SkipOldEmail: in.SkipOldEmail,
+		NewPassword: in.NewPassword, CallbackURL: in.CallbackURL, Send: in.Send}
+}
+
+// RequestOf is the request behind an issue input.
+func RequestOf(in profile.IssueInput) IssueRequest {
+	return IssueRequest{Type: string(in.Type), Reason: in.Reason, Name: in.Name, Nickname: in.Nickname,
+		NewEmail: in.NewEmail, SkipOldEmail: in.SkipOldEmail, NewPassword: in.NewPassword, CallbackURL: in.CallbackURL, Send: in.Send}
+}
+
 // IssueToken starts a change on a player's behalf (audited by profile).
 func (s *Service) IssueToken(ctx context.Context, in profile.IssueInput) (*profile.Issued, error) {
 	return s.d.Profile.Issue(ctx, in)

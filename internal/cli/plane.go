@@ -14,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/profile"
 )
 
 // plane is the administrator plane as the support commands use it: over
@@ -31,6 +32,7 @@ type plane interface {
 	LiveOps(ctx context.Context) (*liveops.Snapshot, error)
 	SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.SeedChange, error)
 	SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error)
+	IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error)
 }
 
 var (
@@ -85,6 +87,14 @@ func (l local) LiveOps(ctx context.Context) (*liveops.Snapshot, error) { return 
 
 func (l local) SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.SeedChange, error) {
 	return l.svc.SetSeed(ctx, l.actor, in)
+}
+
+func (l local) IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error) {
+	issued, err := l.svc.IssueToken(ctx, in.Input(l.actor, ref))
+	if err != nil {
+		return nil, explainCallback(err, l.app.Config)
+	}
+	return issued, nil
 }
 
 func (l local) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error) {

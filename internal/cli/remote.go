@@ -22,6 +22,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/profile"
 )
 
 // savedSession is what `platformctl login` keeps in the user's
@@ -303,6 +304,15 @@ func (c *remote) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.Rol
 	}
 	var out liveops.RoleChange
 	return &out, c.do(ctx, "POST", "/api/admin/admins/"+ref.ID.String()+"/role", in, &out)
+}
+
+func (c *remote) IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error) {
+	id, err := c.userID(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out profile.Issued
+	return &out, c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/tokens", in, &out)
 }
 
 // signIn opens an administrator session on server and returns its cookies.

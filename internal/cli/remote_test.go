@@ -73,6 +73,19 @@ func TestRemoteMode(t *testing.T) {
 		t.Fatalf("users show nobody: exit %d %s", r.code, r.stderr)
 	}
 
+	r = run("", "token", "issue", "--user", player.User.Email, "--type", "profile", "--name", "Renamed",
+		"--callback-url", srv.URL+"/confirm", "--reason", "ticket 9", "--output", "json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"token"`) {
+		t.Fatalf("token issue: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	issued, err := srv.App.Audit.List(t.Context(), audit.Filter{Action: "token.issue", Actor: "admin:" + support.User.ID.String()})
+	if err != nil || len(issued) != 1 {
+		t.Fatalf("token.issue audit %+v %v", issued, err)
+	}
+	if r := run("", "token", "issue", "--user", player.User.Email, "--type", "profile", "--callback-url", "https://evil.example/x"); r.code != ExitRefused || !strings.Contains(r.stderr, "INVALID_CALLBACK_URL") {
+		t.Fatalf("token issue to an untrusted callback: exit %d %s", r.code, r.stderr)
+	}
+
 	if r := run("", "logout"); r.code != 0 {
 		t.Fatalf("logout: exit %d %s", r.code, r.stderr)
 	}

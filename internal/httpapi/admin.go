@@ -11,7 +11,6 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
-	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -57,12 +56,12 @@ func adminRoutes(d Deps) []adminRoute {
 			}
 			return d.Admin.RevokeSessions(r.Context(), actor, id.String(), in)
 		})},
-		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, func(r *http.Request, actor string, in issueTokenRequest) (any, error) {
+		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
 				return nil, err
 			}
-			return d.Admin.IssueToken(r.Context(), in.input(actor, id))
+			return d.Admin.IssueToken(r.Context(), in.Input(actor, id.String()))
 		})},
 		{"GET /api/admin/audit", role.AuditRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			q, err := auditQuery(r)
@@ -152,25 +151,6 @@ func adminPost[T any](d Deps, call func(r *http.Request, actor string, in T) (an
 
 type reasonRequest struct {
 	Reason string `json:"reason"`
-}
-
-// issueTokenRequest is a change support staff start for a player.
-type issueTokenRequest struct {
-	Type         string `json:"type"`
-	Reason       string `json:"reason"`
-	Name         string `json:"name"`
-	Nickname     string `json:"nickname"`
-	NewEmail     string `json:"newEmail"`
-	SkipOldEmail bool   `json:"skipOldEmail"`
-	NewPassword  string `json:"newPassword"`
-	CallbackURL  string `json:"callbackURL"`
-	Send         bool   `json:"send"`
-}
-
-func (in issueTokenRequest) input(actor string, user uuid.UUID) profile.IssueInput {
-	return profile.IssueInput{Actor: actor, Reason: in.Reason, User: user.String(), Type: profile.Type(in.Type),
-		Name: in.Name, Nickname: in.Nickname, NewEmail: in.NewEmail, SkipOldEmail: in.SkipOldEmail,
-		NewPassword: in.NewPassword, CallbackURL: in.CallbackURL, Send: in.Send}
 }
 
 func auditQuery(r *http.Request) (admin.AuditQuery, error) {
