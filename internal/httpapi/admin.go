@@ -49,14 +49,14 @@ func adminRoutes(d Deps) []adminRoute {
 			}
 			return d.Admin.User(r.Context(), actor, id)
 		})},
-		{"POST /api/admin/users/{id}/sessions/revoke", role.SessionsWrite, adminPost(d, func(r *http.Request, actor string, in admin.RevokeInput) (any, error) {
+		{"POST /api/admin/users/{id}/sessions/revoke", role.SessionsWrite, adminPost(d, decode[admin.RevokeInput], func(r *http.Request, actor string, in admin.RevokeInput) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
 				return nil, err
 			}
 			return d.Admin.RevokeSessions(r.Context(), actor, id.String(), in)
 		})},
-		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
+		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, decode[admin.IssueRequest], func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
 				return nil, err
@@ -84,7 +84,7 @@ func adminRoutes(d Deps) []adminRoute {
 			}
 			return d.Admin.MailShow(r.Context(), actor, id)
 		})},
-		{"POST /api/admin/mail/{id}/retry", role.TokensIssue, adminPost(d, func(r *http.Request, actor string, in reasonRequest) (any, error) {
+		{"POST /api/admin/mail/{id}/retry", role.TokensIssue, adminPost(d, decode[reasonRequest], func(r *http.Request, actor string, in reasonRequest) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
 				return nil, err
@@ -94,13 +94,13 @@ func adminRoutes(d Deps) []adminRoute {
 		{"GET /api/admin/liveops", role.LiveOpsRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			return d.Admin.LiveOps(r.Context())
 		})},
-		{"POST /api/admin/liveops/seeds", role.LiveOpsWrite, adminPost(d, func(r *http.Request, actor string, in admin.SeedInput) (any, error) {
+		{"POST /api/admin/liveops/seeds", role.LiveOpsWrite, adminPost(d, decode[admin.SeedInput], func(r *http.Request, actor string, in admin.SeedInput) (any, error) {
 			return d.Admin.SetSeed(r.Context(), actor, in)
 		})},
 		{"GET /api/admin/admins", role.AdminsWrite, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			return d.Admin.Admins(r.Context())
 		})},
-		{"POST /api/admin/admins/{id}/role", role.AdminsWrite, adminPost(d, func(r *http.Request, actor string, in admin.RoleInput) (any, error) {
+		{"POST /api/admin/admins/{id}/role", role.AdminsWrite, adminPost(d, decode[admin.RoleInput], func(r *http.Request, actor string, in admin.RoleInput) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
 				return nil, err
@@ -131,10 +131,12 @@ func adminGet(d Deps, call func(r *http.Request, actor string) (any, error)) htt
 	})
 }
 
-// adminPost answers a change of the administrator plane with a JSON body T.
-func adminPost[T any](d Deps, call func(r *http.Request, actor string, in T) (any, error)) http.Handler {
+// adminPost answers a change of the administrator plane with a JSON body
+// T, read by read (decode[T], named at each route so the body fuzzer
+// finds every type).
+func adminPost[T any](d Deps, read func(*http.Request) (T, error), call func(r *http.Request, actor string, in T) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		in, err := decode[T](r)
+		in, err := read(r)
 		if err != nil {
 			respondErr(w, r, d.Log, err)
 			return
