@@ -42,6 +42,11 @@ func (s *Service) Audit(ctx context.Context, q AuditQuery) (*AuditPage, error) {
 	if err != nil {
 		return nil, err
 	}
+	for field, v := range map[string]string{"user": q.User, "action": q.Action, "actor": q.Actor} {
+		if err := checkText(field, v); err != nil {
+			return nil, err
+		}
+	}
 	f := audit.Filter{Action: q.Action, Actor: q.Actor, Since: q.Since, Limit: limit + 1}
 	if f.Target, err = s.auditTarget(ctx, q.User); err != nil {
 		return nil, err

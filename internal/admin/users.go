@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -68,8 +70,8 @@ func (s *Service) SearchUsers(ctx context.Context, q UserQuery) (*UserPage, erro
 		return nil, err
 	}
 	query := strings.TrimSpace(q.Query)
-	if len(query) > 254 {
-		return nil, platform.Invalid("query", "must be at most 254 characters")
+	if err := checkText("query", query); err != nil {
+		return nil, err
 	}
 	if id, err := uuid.Parse(query); err == nil {
 		return s.userByID(ctx, id)
@@ -223,6 +225,18 @@ func decodeCursor(s string, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return errBadCursor
+	}
+	return nil
+}
+
+// checkText refuses a filter no stored value can match and a database
+// may choke on: over 254 bytes, not UTF-8, or with control characters.
+func checkText(field, s string) error {
+	if len(s) > 254 {
+		return platform.Invalid(field, "must be at most 254 characters")
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return platform.Invalid(field, "must be text without control characters")
 	}
 	return nil
 }

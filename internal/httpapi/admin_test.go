@@ -190,6 +190,11 @@ func TestAdminUserSearch(t *testing.T) {
 	if p := search(ids[3].String(), "", 10); len(p.Users) != 1 || p.Users[0].ID != ids[3] {
 		t.Errorf("search by id: %+v", p)
 	}
+	for _, wild := range []string{"email:%", "_", "email:zz" + tag + "_", "é" + tag} {
+		if p := search(wild, "", 10); len(p.Users) != 0 {
+			t.Errorf("search %q is a pattern, not a prefix: %+v", wild, p.Users)
+		}
+	}
 	if p := search("nobody"+tag, "", 10); len(p.Users) != 0 || p.NextCursor != nil {
 		t.Errorf("search for nobody: %+v", p)
 	}
@@ -201,7 +206,7 @@ func TestAdminUserSearch(t *testing.T) {
 	if res.Status != 400 || res.Code() != "VALIDATION_ERROR" {
 		t.Errorf("an email cursor on a nickname search: %d %s", res.Status, res.Body)
 	}
-	for _, bad := range []string{"", "query=", "query=a&limit=0x", "query=a&limit=500", "query=a&cursor=%25%25"} {
+	for _, bad := range []string{"", "query=", "query=a&limit=0x", "query=a&limit=500", "query=a&cursor=%25%25", "query=email:%00", "query=%FF"} {
 		if res := support.Client.Do("GET", "/api/admin/users?"+bad, nil); res.Status != 400 {
 			t.Errorf("?%s: %d %s", bad, res.Status, res.Body)
 		}
@@ -293,8 +298,10 @@ func TestAdminAuditPages(t *testing.T) {
 	if strings.Join(targets, ",") != "6,5,4,3,2,1,0" {
 		t.Fatalf("pages gave %v", targets)
 	}
-	if res := support.Client.Do("GET", "/api/admin/audit?since=yesterday", nil); res.Status != 400 {
-		t.Fatalf("since=yesterday: %d", res.Status)
+	for _, bad := range []string{"since=yesterday", "action=%00", "user=%FF", "actor=" + strings.Repeat("a", 300), "cursor=e30", "limit=-1"} {
+		if res := support.Client.Do("GET", "/api/admin/audit?"+bad, nil); res.Status != 400 {
+			t.Errorf("%s: %d %s", bad, res.Status, res.Body)
+		}
 	}
 }
 
