@@ -94,6 +94,12 @@ type view struct {
 	CanWrite                   bool
 }
 
+// Can reports whether the signed-in administrator's role holds p, so that
+// the navigation offers only the pages the role opens.
+func (v view) Can(p string) bool {
+	return v.Me != nil && role.Role(v.Me.Role).Can(role.Permission(p))
+}
+
 // caller is the signed-in administrator of a console request.
 type caller struct {
 	p    *auth.Principal

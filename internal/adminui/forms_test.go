@@ -75,6 +75,9 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 		if !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "script-src") || strings.Contains(csp, "unsafe") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
+		if p.status == 200 && strings.Contains(p.body, `href="/admin/liveops"`) {
+			t.Errorf("%s: the navigation offers live-ops to a support role", path)
+		}
 		if len(p.body) > 100<<10 || strings.Contains(p.body, "<script") {
 			t.Errorf("%s: %d bytes, script: %v", path, len(p.body), strings.Contains(p.body, "<script"))
 		}
