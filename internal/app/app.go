@@ -21,6 +21,7 @@ import (
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
@@ -82,6 +83,9 @@ type App struct {
 	Profile *profile.Service
 	// Lifecycle deletes, exports and suspends accounts.
 	Lifecycle *lifecycle.Service
+	// AdminPlane is the administrator plane the admin API, the console and
+	// the support commands call.
+	AdminPlane *admin.Service
 	// Matchmaking serves the queue presets and their maps.
 	Matchmaking *matchmaking.Service
 	// Now is the clock every service uses.
@@ -238,6 +242,8 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	if serving {
 		a.Metrics, a.httpMetrics = metrics.registry, metrics.http
 	}
+	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: sessions, Profile: profiles, Outbox: a.Outbox,
+		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins, Now: now})
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
 	return a, nil
 }
@@ -557,6 +563,7 @@ func (a *App) Handler() http.Handler {
 		LiveOps:     a.LiveOps,
 		Console:     a.Console,
 		Testing:     a.Testing,
+		Admin:       a.AdminPlane,
 		Events:      a.Events,
 		StreamTimings: httpapi.StreamTimings{
 			Heartbeat: a.Config.EventsHeartbeat, WriteTimeout: a.Config.EventsWriteTimeout, Retry: a.Config.EventsRetry},

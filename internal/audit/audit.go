@@ -29,7 +29,16 @@ type Filter struct {
 	Target string
 	Action string
 	Since  time.Time
+	// Before, when set, keeps the entries older than that position: the
+	// next page of a newest-first list.
+	Before *Position
 	Limit  int
+}
+
+// Position is an entry's place in the newest-first order.
+type Position struct {
+	At time.Time
+	ID int64
 }
 
 // Store persists entries.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,8 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/app"
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
 )
@@ -152,12 +151,12 @@ func newSessionsListCmd(e *env) *cobra.Command {
 		Use:   "list --user EMAIL|ID [--realm player|admin]",
 		Short: "List a user's live sessions, newest first",
 		Args:  cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*realm)
 			if err != nil {
 				return err
 			}
-			u, list, err := a.Auth.SupportListSessions(cmd.Context(), supportActor(e), r, user)
+			u, list, err := listSessions(cmd.Context(), p, r, user)
 			if err != nil {
 				return err
 			}
@@ -165,7 +164,7 @@ func newSessionsListCmd(e *env) *cobra.Command {
 			out := make([]supportSession, len(list))
 			rows := make([][]string, len(list))
 			for i, s := range list {
-				out[i] = supportSession{ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+				out[i] = supportSession{ID: s.ID, UserID: u.ID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 					ExpiresAt: s.ExpiresAt, IPAddress: s.IPAddress, UserAgent: s.UserAgent}
 				rows[i] = []string{s.ID.String(), v.when(s.CreatedAt), v.when(s.ExpiresAt), s.IPAddress, s.UserAgent}
 				if v.format == outputWide {
@@ -198,7 +197,7 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 		Use:   "revoke --user EMAIL|ID [--session ID] [--reason TEXT] [--realm player|admin]",
 		Short: "Revoke one session of a user, or all of them",
 		Args:  cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*realm)
 			if err != nil {
 				return err
@@ -209,15 +208,16 @@ func newSessionsRevokeCmd(e *env) *cobra.Command {
 					return withExit(ExitUsage, fmt.Errorf("--session %q is not a session id", session))
 				}
 			}
-			u, n, err := a.Auth.SupportRevokeSessions(cmd.Context(), supportActor(e), r, user, sessionID, strings.TrimSpace(reason))
+			res, err := revokeSessions(cmd.Context(), p, r, user, admin.RevokeInput{SessionID: sessionID, Reason: strings.TrimSpace(reason)})
 			if err != nil {
 				return flagNames(err)
 			}
-			fmt.Fprintf(e.stderr, "revoked %d session(s) of %s (%s)\n", n, u.Email, u.ID)
-			if ok, err := writeData(e.stdout, *output, map[string]any{"userId": u.ID, "email": u.Email, "revoked": n}); ok {
+			u, n := res, res.Revoked
+			fmt.Fprintf(e.stderr, "revoked %d session(s) of %s (%s)\n", n, u.Email, u.UserID)
+			if ok, err := writeData(e.stdout, *output, map[string]any{"userId": u.UserID, "email": u.Email, "revoked": n}); ok {
 				return err
 			}
-			return e.table(*output, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.ID.String(), u.Email, fmt.Sprint(n)}})
+			return e.table(*output, []string{"USER", "EMAIL", "REVOKED"}, [][]string{{u.UserID.String(), u.Email, fmt.Sprint(n)}})
 		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")
@@ -248,12 +248,12 @@ func newAuditListCmd(e *env) *cobra.Command {
 		Short: "List audit entries, newest first",
 		Long: "List who did what to whom, when and why. --user takes a player's or administrator's email\n" +
 			"or id (the entries whose target is that account); --action an action such as\n" +
-			"sessions.revoke; --actor the recorded actor (operator:alice, os:alice, admin:ID); --since an\n" +
+			"sessions.revoke; --actor the recorded actor (admin:ID, break-glass:alice); --since an\n" +
 			"RFC 3339 time or an age back from now (7d, 24h, 30m).",
 		Example: "  platformctl audit list --user ada@example.com --since 7d\n" +
 			"  platformctl audit list --action sessions.revoke --since 2026-11-01T00:00:00Z --output json",
 		Args: cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			from, err := parseSince(since, time.Now())
 			if err != nil {
 				return withExit(ExitUsage, err)
@@ -261,16 +261,9 @@ func newAuditListCmd(e *env) *cobra.Command {
 			if limit < 1 || limit > 1000 {
 				return withExit(ExitUsage, errors.New("--limit must be 1-1000"))
 			}
-			target, err := auditTarget(cmd.Context(), a.Accounts, user)
+			entries, err := auditEntries(cmd.Context(), p, admin.AuditQuery{User: user, Action: action, Actor: actor, Since: from}, limit)
 			if err != nil {
 				return err
-			}
-			entries, err := a.Audit.List(cmd.Context(), audit.Filter{Actor: actor, Target: target, Action: action, Since: from, Limit: limit})
-			if err != nil {
-				return err
-			}
-			if entries == nil {
-				entries = []audit.Entry{}
 			}
 			if ok, err := writeData(e.stdout, *output, entries); ok {
 				return err
@@ -285,7 +278,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only entries about this account (email or id)")
 	cmd.Flags().StringVar(&action, "action", "", "only entries of this action (e.g. sessions.revoke)")
-	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor (operator:alice, os:alice, admin:ID)")
+	cmd.Flags().StringVar(&actor, "actor", "", "only entries by this actor (admin:ID, break-glass:alice)")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this RFC 3339 time, or this long ago (7d, 24h)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many entries (1-1000)")
 	completeValues(cmd, "action", auditActions...)
@@ -298,26 +291,6 @@ func newAuditListCmd(e *env) *cobra.Command {
 // offered as completions of audit list --action.
 var auditActions = []string{auth.ActionAdminCreate, auth.ActionSessionsList, auth.ActionSessionsRevoke,
 	"mail.show", "mail.retry", "token.inspect", "token.issue", liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
-
-// auditTarget resolves --user to the target recorded for the account: its
-// id. An email is looked up among players, then administrators.
-func auditTarget(ctx context.Context, accounts *account.Service, user string) (string, error) {
-	if user == "" {
-		return "", nil
-	}
-	if id, err := uuid.Parse(user); err == nil {
-		return id.String(), nil
-	}
-	var lastErr error
-	for _, realm := range []account.Realm{account.RealmPlayer, account.RealmAdmin} {
-		u, err := accounts.Find(ctx, realm, user)
-		if err == nil {
-			return u.ID.String(), nil
-		}
-		lastErr = err
-	}
-	return "", lastErr
-}
 
 // parseSince reads an RFC 3339 time or an age back from now: a Go duration
 // (24h, 90m) or whole days (7d).

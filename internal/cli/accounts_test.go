@@ -74,7 +74,7 @@ func TestAdminCreate(t *testing.T) {
 	if _, err := a.Auth.SignIn(ctx, account.RealmPlayer, "ops@example.com", "an admin password", true, auth.Client{}); !errors.Is(err, account.ErrInvalidCredentials) {
 		t.Fatalf("admin credentials on the player realm: %v", err)
 	}
-	entries, _ := a.Audit.List(ctx, audit.Filter{Actor: "os:alice"})
+	entries, _ := a.Audit.List(ctx, audit.Filter{Actor: "break-glass:alice"})
 	if len(entries) != 1 || entries[0].Action != "admin.create" || entries[0].Target != u.ID.String() || entries[0].Details["email"] != "ops@example.com" {
 		t.Fatalf("audit entries %+v", entries)
 	}
@@ -166,7 +166,7 @@ func TestSessionsListAndRevoke(t *testing.T) {
 	}
 
 	// Every support action is in the audit log, newest first.
-	r = runIn(t, env, "", "audit", "list", "--actor", "os:alice", "--since", "1h", "--output", "json")
+	r = runIn(t, env, "", "audit", "list", "--actor", "break-glass:alice", "--since", "1h", "--output", "json")
 	var entries []audit.Entry
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &entries) != nil {
 		t.Fatalf("audit list: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
@@ -190,7 +190,7 @@ func TestSessionsListAndRevoke(t *testing.T) {
 	if r := runIn(t, env, "", "audit", "list"); r.code != 0 || !strings.Contains(r.stdout, "sessions.revoke") || !strings.Contains(r.stdout, "lost phone") {
 		t.Fatalf("audit list table: code %d stdout %q", r.code, r.stdout)
 	}
-	if r := runIn(t, env, "", "audit", "list", "--actor", "os:nobody", "--output", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+	if r := runIn(t, env, "", "audit", "list", "--actor", "break-glass:nobody", "--output", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
 		t.Fatalf("empty audit list: code %d stdout %q", r.code, r.stdout)
 	}
 	if r := runIn(t, env, "", "audit", "list", "--since", "yesterday"); r.code != ExitUsage {

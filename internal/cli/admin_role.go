@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -33,7 +33,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 		Short: "Change an administrator's role",
 		Long:  strings.TrimRight(long, "\n"),
 		Args:  cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			ref := liveops.AdminRef{Email: email}
 			if id != "" {
 				u, err := uuid.Parse(id)
@@ -42,7 +42,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 				}
 				ref.ID = u
 			}
-			ch, err := a.Admins.SetRole(cmd.Context(), supportActor(e), ref, roleName, reason)
+			ch, err := p.SetRole(cmd.Context(), ref, admin.RoleInput{Role: roleName, Reason: reason})
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -31,8 +31,8 @@ func newLiveOpsShowCmd(e *env) *cobra.Command {
 		Use:   "show",
 		Short: "Print the newest live-ops version with event, banner and message statuses as of now",
 		Args:  cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
-			snap, err := a.LiveOps.Snapshot(cmd.Context())
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
+			snap, err := p.LiveOps(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -151,12 +151,12 @@ func newLiveOpsSetSeedCmd(e *env) *cobra.Command {
 		Long: "Every queue of the size plays the map generated from the new seed from the next request on,\n" +
 			"on every server, unless a running event sets its own seed for that size (the command says so).",
 		Args: cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			n, err := strconv.ParseInt(seed, 10, 64)
 			if err != nil || n <= 0 {
 				return platform.Invalid("seed", fmt.Sprintf("must be a positive integer up to %d, got %q", int64(1<<63-1), seed))
 			}
-			ch, err := a.LiveOps.SetSeed(cmd.Context(), supportActor(e), size, n, reason)
+			ch, err := p.SetSeed(cmd.Context(), admin.SeedInput{Size: size, Seed: n, Reason: reason})
 			if err != nil {
 				return err
 			}

@@ -117,14 +117,14 @@ func TestLiveOpsSetSeedReachesARunningServer(t *testing.T) {
 		t.Fatalf("set-seed: %+v", ch)
 	}
 	after := get()
-	if after.Version != before.Version+1 || after.MapSeeds[0].Seed != 987654321 || after.ETag == before.ETag || after.PublishedBy != "os:alice" {
+	if after.Version != before.Version+1 || after.MapSeeds[0].Seed != 987654321 || after.ETag == before.ETag || after.PublishedBy != "break-glass:alice" {
 		t.Fatalf("the running server serves version %d seeds %+v by %s", after.Version, after.MapSeeds, after.PublishedBy)
 	}
 	// The queues route of the running server plays the new map.
 	if seed, etag := queues(); seed != 987654321 || etag == etagBefore {
 		t.Fatalf("after set-seed the queues play short seed %d (etag %s, before %s)", seed, etag, etagBefore)
 	}
-	entries, err := o.srv.App.Audit.List(t.Context(), audit.Filter{Actor: "os:alice"})
+	entries, err := o.srv.App.Audit.List(t.Context(), audit.Filter{Actor: "break-glass:alice"})
 	if err != nil || len(entries) != 1 || entries[0].Action != liveops.ActionSetSeed || entries[0].Reason != "QA ticket 12" {
 		t.Fatalf("audit %+v %v", entries, err)
 	}
@@ -169,7 +169,7 @@ func TestAdminSetRole(t *testing.T) {
 	if res := ann.Client.Do("GET", "/api/liveops/admin-bootstrap", nil); res.Status != 403 {
 		t.Fatalf("support reads live-ops: %d", res.Status)
 	}
-	entries, _ := o.srv.App.Audit.List(ctx, audit.Filter{Actor: "os:alice"})
+	entries, _ := o.srv.App.Audit.List(ctx, audit.Filter{Actor: "break-glass:alice"})
 	if len(entries) != 1 || entries[0].Action != liveops.ActionSetRole || entries[0].Reason != "moved to support" ||
 		entries[0].Target != "admin:"+ann.User.ID.String() {
 		t.Fatalf("audit %+v", entries)

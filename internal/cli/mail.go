@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/mail"
 )
 
@@ -33,8 +32,8 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 		Use:   "outbox",
 		Short: "List outbox messages, newest first",
 		Args:  cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
-			msgs, err := a.Outbox.List(cmd.Context(), supportActor(e), mail.Filter{Status: mail.Status(status), Limit: limit})
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
+			msgs, err := p.Mail(cmd.Context(), mail.Filter{Status: mail.Status(status), Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -66,28 +65,23 @@ func newMailOutboxCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// mailDetail is `mail show` as JSON.
-type mailDetail struct {
-	*mail.Message
-	Attempts []mail.Attempt `json:"attemptLog"`
-}
-
 func newMailShowCmd(e *env) *cobra.Command {
 	var output *string
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one message and every delivery attempt",
 		Args:  cobra.ExactArgs(1),
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, args []string) error {
 			id, err := uuid.Parse(args[0])
 			if err != nil {
 				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
 			}
-			m, atts, err := a.Outbox.Get(cmd.Context(), supportActor(e), id)
+			d, err := p.MailShow(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
-			if ok, err := writeData(e.stdout, *output, mailDetail{Message: m, Attempts: atts}); ok {
+			m, atts := d.Message, d.Attempts
+			if ok, err := writeData(e.stdout, *output, d); ok {
 				return err
 			}
 			v := e.newView(*output)
@@ -116,12 +110,12 @@ func newMailRetryCmd(e *env) *cobra.Command {
 		Long: "Make a failed message due again; a running serve delivers it within its poll interval.\n" +
 			"Sent and expired messages cannot be retried: issue a new token instead.",
 		Args: cobra.ExactArgs(1),
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, args []string) error {
 			id, err := uuid.Parse(args[0])
 			if err != nil {
 				return withExit(ExitUsage, fmt.Errorf("%q is not a message id", args[0]))
 			}
-			m, err := a.Outbox.Retry(cmd.Context(), supportActor(e), reason, id)
+			m, err := p.MailRetry(cmd.Context(), reason, id)
 			if err != nil {
 				return err
 			}

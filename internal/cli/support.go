@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"os/user"
 	"regexp"
 
 	"github.com/spf13/cobra"
 
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/app"
 )
 
@@ -52,34 +52,19 @@ func (a *actorName) Set(v string) error {
 // addActorFlag gives a support command group --actor, the name the audit
 // log records for the person at the keyboard.
 func addActorFlag(cmd *cobra.Command, e *env) {
-	cmd.PersistentFlags().Var(&e.actor, "actor",
-		"your name for the audit log [$PLATFORM_ACTOR] (default: your operating-system user)")
+	cmd.PersistentFlags().Var(&e.actor, "actor", "no longer recorded: the audit log names break-glass:<operating-system user>, or your administrator account after platformctl login")
+	cmd.PersistentFlags().MarkHidden("actor") //nolint:errcheck // the flag exists
 }
 
-// supportActor names the person at the keyboard in the audit log:
-// "operator:" and the name from --actor or PLATFORM_ACTOR, else "os:" and
-// the operating-system user. A malformed PLATFORM_ACTOR is not recorded.
+// supportActor names the person at the keyboard of a command that works
+// on the database directly: break-glass and the operating-system user. A
+// name given with --actor or PLATFORM_ACTOR is not recorded — the audit
+// trail names administrators by their account (platformctl login).
 func supportActor(e *env) string {
-	if e.actor != "" {
-		return "operator:" + string(e.actor)
+	if e.actor != "" || e.getenv("PLATFORM_ACTOR") != "" {
+		fmt.Fprintln(e.stderr, "warning: --actor and PLATFORM_ACTOR are not recorded; sign in with platformctl login to act under your administrator account")
 	}
-	if v := e.getenv("PLATFORM_ACTOR"); v != "" {
-		var a actorName
-		if err := a.Set(v); err == nil {
-			return "operator:" + v
-		}
-		fmt.Fprintf(e.stderr, "warning: ignoring PLATFORM_ACTOR %q: not a name (letters, digits, . _ @ + -)\n", v)
-	}
-	name := e.getenv("USER")
-	if name == "" {
-		if u, err := user.Current(); err == nil {
-			name = u.Username
-		}
-	}
-	if name == "" {
-		name = "unknown"
-	}
-	return "os:" + name
+	return admin.BreakGlassActor(osUser(e))
 }
 
 // supportRunE is the preamble every support command shares: it checks

@@ -86,7 +86,7 @@ func (s *supportEnv) runJSON(t *testing.T, v any, stdin string, args ...string) 
 
 func (s *supportEnv) auditActions(t *testing.T) map[string][]audit.Entry {
 	t.Helper()
-	entries, err := s.app.Audit.List(t.Context(), audit.Filter{Actor: "os:alice", Limit: 1000})
+	entries, err := s.app.Audit.List(t.Context(), audit.Filter{Actor: "break-glass:alice", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestTokenIssueAndInspect(t *testing.T) {
 	}
 	var info profile.TokenInfo
 	s.runJSON(t, &info, "", "token", "inspect", issued.Token)
-	if info.Status != "pending" || info.Type != "profile" || info.Email != "ada@example.com" || info.RequestedBy != "os:alice" {
+	if info.Status != "pending" || info.Type != "profile" || info.Email != "ada@example.com" || info.RequestedBy != "break-glass:alice" {
 		t.Fatalf("inspect %+v", info)
 	}
 	if _, err := s.app.Profile.Confirm(ctx, issued.Token); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -92,7 +93,7 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 			"  platformctl token issue --user ada@example.com --type email --new-email ada@new.example --send --callback-url https://play.example.com/confirm\n" +
 			"  printf '%s\\n' \"$NEW_PASSWORD\" | platformctl token issue --user ada@example.com --type password --callback-url https://play.example.com/confirm",
 		Args: cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			in.Type = profile.Type(typ)
 			if in.Type == profile.TypePassword {
 				pw, err := readPassword(e)
@@ -101,10 +102,9 @@ func newTokenIssueCmd(e *env) *cobra.Command {
 				}
 				in.NewPassword = pw
 			}
-			in.Actor = supportActor(e)
-			issued, err := a.Profile.Issue(cmd.Context(), in)
+			issued, err := p.IssueToken(cmd.Context(), in.User, admin.RequestOf(in))
 			if err != nil {
-				return explainCallback(flagNames(err), a.Config)
+				return flagNames(err)
 			}
 			if *output == outputJSON {
 				if issued.Sent {

@@ -14,6 +14,8 @@ var argsTakers = map[string]int{
 	"platformctl mail retry":     1,
 	"platformctl mail show":      1,
 	"platformctl token inspect":  1,
+	"platformctl users search":   1,
+	"platformctl users detail":   1,
 }
 
 // Every parent command refuses an unknown subcommand with exit 2 and every

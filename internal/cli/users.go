@@ -23,8 +23,8 @@ func newUsersCmd(e *env) *cobra.Command {
 			"a tombstone keeps its id, and its email and nickname stay reserved for\n" +
 			"PLATFORM_DELETION_QUARANTINE. Every change is written to the audit log under your name.",
 	}
-	cmd.AddCommand(newUsersShowCmd(e), newUsersFindCmd(e), newUsersExportCmd(e), newUsersDeleteCmd(e),
-		newUsersSuspendCmd(e), newUsersUnsuspendCmd(e))
+	cmd.AddCommand(newUsersShowCmd(e), newUsersFindCmd(e), newUsersSearchCmd(e), newUsersDetailCmd(e),
+		newUsersExportCmd(e), newUsersDeleteCmd(e), newUsersSuspendCmd(e), newUsersUnsuspendCmd(e))
 	addActorFlag(cmd, e)
 	return cmd
 }

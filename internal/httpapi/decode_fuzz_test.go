@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/lifecycle"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/player"
 )
 
@@ -34,6 +35,11 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"tokenRequest":             decodeOnly[tokenRequest],
 	"emailRequest":             decodeOnly[emailRequest],
 	"resetPasswordRequest":     decodeOnly[resetPasswordRequest],
+	"admin.RevokeInput":        decodeOnly[admin.RevokeInput],
+	"admin.IssueRequest":       decodeOnly[admin.IssueRequest],
+	"reasonRequest":            decodeOnly[reasonRequest],
+	"admin.SeedInput":          decodeOnly[admin.SeedInput],
+	"admin.RoleInput":          decodeOnly[admin.RoleInput],
 	"optionalBody":             decodeOnly[optionalBody],
 	"confirmChangeRequest":     decodeOnly[confirmChangeRequest],
 	"profileChangeRequest":     decodeOnly[profileChangeRequest],

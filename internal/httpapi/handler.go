@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/events"
@@ -42,6 +43,8 @@ type Deps struct {
 	LiveOps *liveops.Service
 	Console *liveops.Console
 	Testing *liveops.Testing
+	// Admin is the administrator plane behind /api/admin.
+	Admin *admin.Service
 	// Events holds the players' event streams; StreamTimings their clocks.
 	Events        *events.Hub
 	StreamTimings StreamTimings

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"net/http"
+
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/adminui"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -52,6 +55,14 @@ func addRoutes(mux *routeTable, d Deps) {
 	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
 	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
 
+	addAdminRoutes(mux, d)
+	if d.Admin != nil {
+		// The web console: server-rendered pages over the same plane.
+		ui := adminui.New(adminui.Deps{Log: d.Log, Auth: d.Auth, Admin: d.Admin,
+			ClientIP: func(r *http.Request) string { return clientIP(r, d.Config.TrustedProxies) }})
+		mux.Handle("/admin", ui)
+		mux.Handle("/admin/", ui)
+	}
 	mux.Handle("GET /api/admin/bootstrap", requirePermission(d, role.ConsoleRead, handleAdminBootstrap(d)))
 	mux.Handle("GET /api/liveops/admin-bootstrap", requirePermission(d, role.LiveOpsRead, handleLiveOpsAdminBootstrap(d)))
 	mux.Handle("GET /api/testing/legacy-tools", handleTestingTools(d))

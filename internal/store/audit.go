@@ -68,6 +68,9 @@ func (s *AuditStore) ListAudit(ctx context.Context, f audit.Filter) ([]audit.Ent
 	if !f.Since.IsZero() {
 		q = q.Where("at >= ?", f.Since.UTC())
 	}
+	if b := f.Before; b != nil {
+		q = q.Where("(at < ? OR (at = ? AND id < ?))", b.At.UTC(), b.At.UTC(), b.ID)
+	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, mapError(err)
 	}

@@ -205,11 +205,7 @@ func (t Tx) LockAdmins(ctx context.Context) ([]liveops.AdminAccount, error) {
 	if err := t.forUpdate(q).Scan(ctx, &rows); err != nil {
 		return nil, mapError(err)
 	}
-	out := make([]liveops.AdminAccount, len(rows))
-	for i, a := range rows {
-		out[i] = liveops.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
-	}
-	return out, nil
+	return adminAccounts(rows), nil
 }
 
 // SetAdminRole implements liveops.Tx.
