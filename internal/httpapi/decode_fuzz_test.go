@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/admin"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/player"
 )
 
