@@ -17,12 +17,12 @@ const module = "github.com/towerdefence/platformctl/"
 // list shows the same floors; keep the two in step. A new package gets a place
 // here, or this test fails.
 var floors = [][]string{
-	{"internal/platform", "internal/ratelimit", "internal/jobs", "fixtures", "migrations"},
+	{"internal/platform", "internal/ratelimit", "internal/jobs", "internal/secretbox", "internal/sessioncache", "fixtures", "migrations"},
 	{"internal/config", "internal/role", "internal/audit", "internal/system", "internal/gamemap"},
-	{"internal/account", "internal/mail", "internal/matchmaking"},
+	{"internal/account", "internal/mail", "internal/matchmaking", "internal/social"},
 	{"internal/auth", "internal/profile", "internal/liveops"},
-	{"internal/player"},
-	{"internal/seed", "internal/events"},
+	{"internal/player", "internal/admin"},
+	{"internal/seed", "internal/events", "internal/lifecycle", "internal/adminui"},
 	{"internal/store", "internal/eventspg", "internal/httpapi", "internal/qa"},
 	{"internal/app"},
 	{"internal/cli"},
@@ -33,7 +33,7 @@ var floors = [][]string{
 // production package imports them.
 var testHelpers = []string{
 	"internal/storetest", "internal/playertest", "internal/apitest", "internal/mailtest",
-	"internal/benchcpu", "internal/netfault", "internal/resilience", "internal/testwait",
+	"internal/benchcpu", "internal/netfault", "internal/resilience", "internal/testwait", "internal/oidctest",
 }
 
 // scripts are the load, benchmark and data tools: they may import anything

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
@@ -13,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/seed"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // opsEnv is a running API server and the environment that points the CLI
@@ -165,10 +167,17 @@ func TestAdminSetRole(t *testing.T) {
 	if !ch.Changed || ch.From != "viewer" || ch.To != "support" || ch.Admin.ID != ann.User.ID {
 		t.Fatalf("set-role: %+v", ch)
 	}
-	// The signed-in administrator's next request already has the new role.
-	if res := ann.Client.Do("GET", "/api/liveops/admin-bootstrap", nil); res.Status != 403 {
-		t.Fatalf("support reads live-ops: %d", res.Status)
-	}
+	// The command ran as its own process would: the serve hears of the
+	// change through the database's session notices and forgets the
+	// administrator's cached session; the next request after that reads
+	// the new role.
+	testwait.For(t, 5*time.Second, "the new role to reach the running server", func() bool {
+		res := ann.Client.Do("GET", "/api/liveops/admin-bootstrap", nil)
+		if res.Status != 200 && res.Status != 403 {
+			t.Fatalf("support reads live-ops: %d", res.Status)
+		}
+		return res.Status == 403
+	})
 	entries, _ := o.srv.App.Audit.List(ctx, audit.Filter{Actor: "break-glass:alice"})
 	if len(entries) != 1 || entries[0].Action != liveops.ActionSetRole || entries[0].Reason != "moved to support" ||
 		entries[0].Target != "admin:"+ann.User.ID.String() {

@@ -92,7 +92,7 @@ func TestFactorsReset(t *testing.T) {
 		t.Fatalf("the user's session survived the reset: %v", err)
 	}
 	entries, err := a.Audit.List(ctx, audit.Filter{Action: auth.ActionFactorsReset})
-	if err != nil || len(entries) != 1 || entries[0].Reason != "ticket 42, ID checked" || entries[0].Actor != "os:alice" {
+	if err != nil || len(entries) != 1 || entries[0].Reason != "ticket 42, ID checked" || entries[0].Actor != "break-glass:alice" {
 		t.Fatalf("audit %+v (%v)", entries, err)
 	}
 }
