@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -306,6 +307,8 @@ type Callback struct {
 	Code, State, CookieState, Issuer, Error, ErrorDescription string
 	// User is Apple's user form field (the name, on the first sign-in).
 	User string
+	// TrustDevice is the trust-device cookie the browser carried.
+	TrustDevice string
 }
 
 // CallbackResult is where a callback sends the browser, and the session
@@ -313,6 +316,10 @@ type Callback struct {
 type CallbackResult struct {
 	Location  string
 	Principal *Principal
+	// SecondFactor is set instead of Principal when the account holds a
+	// second factor: the browser goes to Location with
+	// twoFactorRedirect=true and finishes with the two_factor cookie.
+	SecondFactor *SecondFactorRequired
 }
 
 // Finish completes a sign-in or link at a provider. It never returns an
@@ -367,7 +374,15 @@ func (s *Social) Finish(ctx context.Context, providerID string, cb Callback, cli
 	if st.Data.LinkUserID != uuid.Nil {
 		return CallbackResult{Location: loc}, nil
 	}
-	pr, err := s.auth.OpenSession(ctx, out.user, st.Data.Remember, client)
+	// The second factor gates this way in as it does a password.
+	pr, err := s.auth.OpenSessionAfterFirstFactor(ctx, out.user, st.Data.Remember, client, cb.TrustDevice)
+	if req, ok := errors.AsType[*SecondFactorRequired](err); ok {
+		s.discardGuest(ctx, st.Data.GuestID, out.user.ID)
+		return CallbackResult{Location: withSecondFactor(loc, req.Methods), SecondFactor: req}, nil
+	}
+	if pe, ok := errors.AsType[*platform.Error](err); ok && pe.Code == platform.CodeAccountSuspended {
+		return fail(errURL, errAccountSuspended, nil)
+	}
 	if err != nil {
 		return fail(errURL, ErrUnableToCreateUser, err)
 	}
@@ -436,4 +451,23 @@ func orDefault(v, d string) string {
 		return d
 	}
 	return v
+}
+
+// errAccountSuspended is the ?error= code of a callback whose account is
+// suspended.
+const errAccountSuspended = "account_suspended"
+
+// withSecondFactor adds to loc what the page needs to ask for the second
+// factor: twoFactorRedirect=true and the methods, the fields better-auth's
+// sign-in answers with.
+func withSecondFactor(loc string, methods []string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return loc
+	}
+	q := u.Query()
+	q.Set("twoFactorRedirect", "true")
+	q.Set("twoFactorMethods", strings.Join(methods, ","))
+	u.RawQuery = q.Encode()
+	return u.String()
 }

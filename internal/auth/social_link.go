@@ -248,6 +248,9 @@ func (s *Social) discardGuest(ctx context.Context, guestID, signedIn uuid.UUID) 
 // userinfo endpoint fills what the ID token leaves out (often the email).
 type IDToken struct {
 	Token, Nonce, AccessToken string
+	// TrustDevice is the trust-device cookie the request carried, which
+	// spares a trusted device the second factor.
+	TrustDevice string
 }
 
 // SignInIDToken signs in with an ID token a native client got from the
@@ -288,7 +291,8 @@ func (s *Social) SignInIDToken(ctx context.Context, providerID string, tok IDTok
 		}
 		return nil, fmt.Errorf("sign in with id token: %w", err)
 	}
-	pr, err := s.auth.OpenSession(ctx, out.user, true, client)
+	// The second factor gates this way in as it does a password.
+	pr, err := s.auth.OpenSessionAfterFirstFactor(ctx, out.user, true, client, tok.TrustDevice)
 	if err != nil {
 		return nil, err
 	}

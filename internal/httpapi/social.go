@@ -97,7 +97,12 @@ func handleSignInSocial(d Deps) http.Handler {
 				return
 			}
 			p, err := d.Social.SignInIDToken(r.Context(), in.Provider,
-				auth.IDToken{Token: in.IDToken.Token, Nonce: in.IDToken.Nonce, AccessToken: in.IDToken.AccessToken}, guest, d.client(r))
+				auth.IDToken{Token: in.IDToken.Token, Nonce: in.IDToken.Nonce, AccessToken: in.IDToken.AccessToken,
+					TrustDevice: d.Auth.Cookies().TrustDevice(account.RealmPlayer, r)}, guest, d.client(r))
+			if req, ok := errors.AsType[*auth.SecondFactorRequired](err); ok {
+				respondSecondFactor(w, d, req)
+				return
+			}
 			if err != nil {
 				respondErr(w, r, d.Log, err)
 				return
@@ -183,6 +188,7 @@ func handleCallback(d Deps) http.Handler {
 		cb := auth.Callback{
 			Code: q.Get("code"), State: q.Get("state"), CookieState: d.Auth.Cookies().StateFromRequest(r),
 			Issuer: q.Get("iss"), Error: q.Get("error"), ErrorDescription: q.Get("error_description"), User: q.Get("user"),
+			TrustDevice: d.Auth.Cookies().TrustDevice(account.RealmPlayer, r),
 		}
 		res, logErr := d.Social.Finish(r.Context(), r.PathValue("provider"), cb, d.client(r))
 		if logErr != nil {
@@ -191,6 +197,10 @@ func handleCallback(d Deps) http.Handler {
 		http.SetCookie(w, d.Auth.Cookies().ClearStateCookie())
 		if res.Principal != nil {
 			setCookies(w, d.Auth.Cookies().SessionCookies(account.RealmPlayer, res.Principal.Token, res.Principal.Session.Remember))
+		}
+		if req := res.SecondFactor; req != nil {
+			setCookies(w, d.Auth.Cookies().ClearCookies(req.Realm))
+			http.SetCookie(w, d.Auth.Cookies().TwoFactorCookie(req.Realm, req.Token))
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, res.Location, http.StatusFound)
