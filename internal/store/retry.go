@@ -201,5 +201,6 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 		case <-time.After(pause/2 + rand.N(pause)):
 		}
 	}
+	db.writes.note(err)
 	return mapError(err)
 }

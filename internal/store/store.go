@@ -73,6 +73,8 @@ type DB struct {
 	dialect string
 	// path is the SQLite database file; the migration lock is taken on it.
 	path string
+	// writes remembers a write refused for want of disk space.
+	writes *writeHealth
 }
 
 // MissingDatabaseError is returned by OpenExisting when the database the
@@ -134,7 +136,7 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 		sqldb.SetMaxIdleConns(min(p.MaxIdleConns, p.MaxConns))
 		sqldb.SetConnMaxLifetime(p.ConnMaxLifetime)
 		sqldb.SetConnMaxIdleTime(p.ConnMaxIdleTime)
-		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres}
+		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres, writes: &writeHealth{}}
 	default:
 		path, err := sqlitePath(rawURL)
 		if err != nil {
@@ -158,7 +160,10 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 		}
 		sqldb.SetMaxOpenConns(4)
 		sqldb.SetMaxIdleConns(4)
-		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path}
+		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path, writes: &writeHealth{}}
+		// A full disk fails SQLite's writes, while its ping still passes;
+		// the health check learns of it from the writes themselves.
+		db.bun.AddQueryHook(writeWatch{db.writes})
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -266,6 +271,9 @@ func mapError(err error) error {
 	}
 	if _, ok := platform.As(err); ok {
 		return err
+	}
+	if diskFull(err) {
+		return errDiskFull(err)
 	}
 	if isConnectionError(err) {
 		return (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
