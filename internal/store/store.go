@@ -160,10 +160,10 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 		}
 		sqldb.SetMaxOpenConns(4)
 		sqldb.SetMaxIdleConns(4)
-		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path, writes: &writeHealth{}}
 		// A full disk fails SQLite's writes, while its ping still passes;
 		// the health check learns of it from the writes themselves.
-		db.bun.AddQueryHook(writeWatch{db.writes})
+		writes := &writeHealth{}
+		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()).WithQueryHook(writeWatch{writes}), dialect: SQLite, path: path, writes: writes}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
