@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,13 +79,25 @@ func writeOutput(e *env, path string, data []byte, what string) error {
 		return err
 	}
 	if err := writeFileAtomic(path, data); err != nil {
+		if exitCode(err) == ExitUsage {
+			return err
+		}
 		return withExit(ExitFailure, fmt.Errorf("write %s: %w", what, err))
 	}
 	fmt.Fprintf(e.stderr, "wrote %s to %s\n", what, path)
 	return nil
 }
 
+// writeFileAtomic writes data to path through a temporary file renamed
+// over it. It refuses a path that is there but is not a regular file (a
+// symbolic link, a device such as /dev/full, a directory, a pipe): the
+// rename would replace the node itself rather than write into it.
 func writeFileAtomic(path string, data []byte) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return usagef("refusing to replace %s: it is not a regular file (%s)", path, describeMode(fi.Mode()))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
@@ -108,12 +122,49 @@ func writeFileAtomic(path string, data []byte) error {
 	return err
 }
 
-// readInput reads a file, or stdin for "-".
+// maxInputBytes bounds a layout or placement file: many times the
+// largest layout (a 256×256 board is about 1 MiB of JSON), and small
+// enough that reading it costs little memory whatever is named (a 300 MB
+// file, /dev/zero).
+const maxInputBytes = 16 << 20
+
+// readInput reads a file, or stdin for "-", of at most maxInputBytes;
+// past that it is a usage error.
 func readInput(e *env, path string) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(e.stdin)
+	var r io.Reader = e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	return os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInputBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB", displayName(path), maxInputBytes>>20)
+	}
+	return data, nil
+}
+
+// describeMode names a file type for people.
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // readPlacements reads a JSON list of placements strictly.

@@ -81,7 +81,11 @@ func writeData(w io.Writer, format string, v any) (bool, error) {
 	case outputJSON:
 		return true, writeJSON(w, v)
 	case outputYAML:
-		raw, err := yaml.Marshal(v)
+		safe, err := safeYAMLValue(v)
+		if err != nil {
+			return true, err
+		}
+		raw, err := yaml.Marshal(safe)
 		if err != nil {
 			return true, err
 		}

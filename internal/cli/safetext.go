@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -94,4 +95,37 @@ func escapeJSONText(doc []byte) []byte {
 		doc = doc[n:]
 	}
 	return b.Bytes()
+}
+
+// safeYAMLValue is v as its JSON form decodes, with every string made safe
+// by safeText: YAML refuses control characters outright, and shows
+// bidirectional ones raw.
+func safeYAMLValue(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	return safeStrings(doc), nil
+}
+
+func safeStrings(v any) any {
+	switch t := v.(type) {
+	case string:
+		return safeText(t)
+	case []any:
+		for i := range t {
+			t[i] = safeStrings(t[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[safeText(k)] = safeStrings(e)
+		}
+		return out
+	}
+	return v
 }

@@ -31,7 +31,7 @@ func TestSessionsListEscapesControlAndBidiCharacters(t *testing.T) {
 		true, auth.Client{IPAddress: "192.0.2.9", UserAgent: hostileUA}); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{"table", "wide", "json"} {
+	for _, format := range []string{"table", "wide", "json", "yaml"} {
 		r := runIn(t, env, "", "sessions", "list", "--user", "ua@example.com", "--output", format)
 		if r.code != 0 {
 			t.Fatalf("sessions list -o %s: code %d stderr %q", format, r.code, r.stderr)

@@ -81,10 +81,11 @@ environment, which wins over the defaults. Each command takes only the settings 
   on stderr with the closest setting's name; it is otherwise ignored.
 - **Typed flags.** A flag of type duration takes Go durations (` + "`30s`" + `, ` + "`1h`" + `), int/uint whole
   numbers, list a comma-separated list, rate ` + "`N/DURATION`" + ` or ` + "`off`" + `. A bad value is a usage error.
-- **Databases are not created by accident.** Only ` + "`serve`" + ` and ` + "`migrate up`" + ` create the database the URL
-  names (and the SQLite file's directory). Every other command refuses one that does not exist, with
-  exit 2 and an error naming where the URL came from (a flag, ` + "`PLATFORM_DATABASE_URL`" + `, or the default in
-  ` + "`PLATFORM_DATA_DIR`" + `). With ` + "`--verbose`" + ` (or on a terminal) they say which database they opened.
+- **Databases are not created by accident.** Only ` + "`serve`" + ` and ` + "`migrate up`" + ` create a missing SQLite
+  database file (and its directory). No command creates a PostgreSQL database: ` + "`serve`" + ` and
+  ` + "`migrate up`" + ` too refuse one that does not exist (create it with ` + "`CREATE DATABASE`" + `, then run
+  ` + "`migrate up`" + `). A refused database is exit 2 with an error naming where the URL came from (a flag,
+  ` + "`PLATFORM_DATABASE_URL`" + `, or the default in ` + "`PLATFORM_DATA_DIR`" + `). With ` + "`--verbose`" + ` (or on a terminal) they say which database they opened.
 - **The development secret.** Without ` + "`PLATFORM_SECRET`" + ` (development only), the secret is generated once
   and kept in a file named ` + "`secret`" + ` next to the SQLite database file, or in ` + "`PLATFORM_DATA_DIR`" + ` when that is
   set explicitly or the database is PostgreSQL. So a support command pointed at the database ` + "`serve`" + `

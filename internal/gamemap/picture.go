@@ -178,6 +178,9 @@ func (b *board) index(c GridPoint) (int, bool) {
 
 // picture lays out the whole image: title, coordinates, board, legend.
 func picture(l MapLayout, placements []Placement) (*scene, error) {
+	if len(placements) > MaxPlacements {
+		return nil, errTooManyPlacements(len(placements))
+	}
 	b, err := newBoard(l)
 	if err != nil {
 		return nil, err

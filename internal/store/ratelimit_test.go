@@ -163,3 +163,27 @@ func TestRateLimitFreshKeyBurstAdmitsExactlyTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRateLimitAllow compares an attempt on a key that has a row
+// (one statement) with one on a fresh key (the statement runs twice: it
+// first creates the key's row).
+func BenchmarkRateLimitAllow(b *testing.B) {
+	db := storetest.Open(b)
+	rule := ratelimit.Rule{Limit: 1_000_000_000, Window: time.Hour}
+	b.Run("known key", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := db.RateLimits().Allow(b.Context(), time.Now(), ratelimit.Check{Key: "known", Rule: rule}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fresh key", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if _, _, err := db.RateLimits().Allow(b.Context(), time.Now(), ratelimit.Check{Key: fmt.Sprint("fresh-", i), Rule: rule}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

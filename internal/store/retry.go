@@ -165,7 +165,7 @@ func retryable(err error) bool {
 // connectionLost reports whether err shows the connection itself failed,
 // as opposed to the statement or the caller's deadline.
 func connectionLost(err error) bool {
-	return isConnectionError(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	return err != nil && isConnectionError(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // txAttempts bounds how often InTx runs a transaction that keeps failing
@@ -201,5 +201,6 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) erro
 		case <-time.After(pause/2 + rand.N(pause)):
 		}
 	}
+	db.writes.note(err)
 	return mapError(err)
 }

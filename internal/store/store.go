@@ -78,6 +78,8 @@ type DB struct {
 	// limitStamp is the latest time a SQLite rate-limit attempt was
 	// counted at (Unix microseconds), shared by every RateLimits of db.
 	limitStamp atomic.Int64
+	// writes remembers a write refused for want of disk space.
+	writes *writeHealth
 }
 
 // MissingDatabaseError is returned by OpenExisting when the database the
@@ -142,7 +144,7 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 		sqldb.SetMaxIdleConns(min(p.MaxIdleConns, p.MaxConns))
 		sqldb.SetConnMaxLifetime(p.ConnMaxLifetime)
 		sqldb.SetConnMaxIdleTime(p.ConnMaxIdleTime)
-		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres}
+		db = &DB{bun: bun.NewDB(sqldb, pgdialect.New()), dialect: Postgres, writes: &writeHealth{}}
 	default:
 		path, err := sqlitePath(rawURL)
 		if err != nil {
@@ -166,7 +168,10 @@ func open(ctx context.Context, rawURL string, p Pool, create bool) (*DB, error) 
 		}
 		sqldb.SetMaxOpenConns(4)
 		sqldb.SetMaxIdleConns(4)
-		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path}
+		// A full disk fails SQLite's writes, while its ping still passes;
+		// the health check learns of it from the writes themselves.
+		writes := &writeHealth{}
+		db = &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()).WithQueryHook(writeWatch{writes}), dialect: SQLite, path: path, writes: writes}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -277,6 +282,9 @@ func mapError(err error) error {
 	}
 	if fk := foreignKeyGone(err); fk != nil {
 		return fk
+	}
+	if diskFull(err) {
+		return errDiskFull(err)
 	}
 	if isConnectionError(err) {
 		return (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,

@@ -15,6 +15,9 @@ const APIPrefix = "/api"
 // Pinger checks a dependency.
 type Pinger interface {
 	Ping(ctx context.Context) error
+	// WriteFailure reports a recent write refused for a reason a ping
+	// cannot see (SQLite's disk full), or nil.
+	WriteFailure(ctx context.Context) error
 }
 
 // Check is the result of one health check, in the style of the IETF
@@ -70,6 +73,11 @@ func (s *Service) Health(ctx context.Context) Health {
 		c.Status, c.Output = "fail", "database unreachable"
 		h.Status = "fail"
 		h.Checks["database:responseTime"] = []Check{c}
+	}
+	if werr := s.db.WriteFailure(ctx); werr != nil {
+		h.Status = "fail"
+		h.Checks["database:writes"] = []Check{{Status: "fail", Output: "writes are failing: " + werr.Error(),
+			ObservedUnit: "ms", Time: start.UTC().Format(time.RFC3339)}}
 	}
 	return h
 }
