@@ -155,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, build platfo
 		return nil, err
 	}
 	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: a.Auth, Profile: a.Profile, Outbox: a.Outbox,
-		Audit: a.Audit, LiveOps: a.LiveOps, Admins: a.Admins, Now: a.Now})
+		Audit: a.Audit, LiveOps: a.LiveOps, Admins: a.Admins})
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, a.Now)
 	return a, nil
 }
