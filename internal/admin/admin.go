@@ -11,7 +11,6 @@ package admin
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -44,7 +43,6 @@ type Deps struct {
 	Audit   *audit.Log
 	LiveOps *liveops.Service
 	Admins  *liveops.Admins
-	Now     func() time.Time
 }
 
 // Service is the administrator plane.

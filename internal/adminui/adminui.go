@@ -54,7 +54,10 @@ func New(d Deps) http.Handler {
 	for _, name := range []string{"signin", "users", "user", "mail", "audit", "liveops"} {
 		c.pages[name] = template.Must(template.ParseFS(assets, "templates/layout.html", "templates/"+name+".html"))
 	}
-	static, _ := fs.Sub(assets, "static") // the directory is embedded above
+	static, err := fs.Sub(assets, "static")
+	if err != nil {
+		panic(err) // the directory is embedded above; only a broken build gets here
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /admin/static/", http.StripPrefix("/admin/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /admin", c.home)

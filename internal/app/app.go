@@ -243,7 +243,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		a.Metrics, a.httpMetrics = metrics.registry, metrics.http
 	}
 	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: sessions, Profile: profiles, Outbox: a.Outbox,
-		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins, Now: now})
+		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins})
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
 	return a, nil
 }

@@ -54,7 +54,7 @@ func (l local) SearchUsers(ctx context.Context, q admin.UserQuery) (*admin.UserP
 func (l local) User(ctx context.Context, ref string) (*admin.UserDetail, error) {
 	id, err := uuid.Parse(ref)
 	if err != nil {
-		u, err := l.app.Accounts.Find(ctx, "player", ref)
+		u, err := l.app.Accounts.Find(ctx, account.RealmPlayer, ref)
 		if err != nil {
 			return nil, err
 		}

@@ -334,8 +334,12 @@ func signIn(ctx context.Context, server, email, password string) (*savedSession,
 		return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable, Message: "cannot reach " + s.Server}).Wrap(err)
 	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20)) // only an error body is read
 	if res.StatusCode != http.StatusOK {
+		raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		if err != nil {
+			return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
+				Message: "the answer of " + s.Server + " was cut short"}).Wrap(err)
+		}
 		return nil, remoteError(res.StatusCode, raw)
 	}
 	for _, ck := range res.Cookies() {
