@@ -69,7 +69,7 @@ PLATFORM_ADDR=$addr PLATFORM_BASE_URL=http://$addr "$work/platformctl" serve >"$
 serve_pid=$!
 for _ in $(seq 1 600); do curl -sf "http://$addr/api/health" >/dev/null && break; sleep 0.1; done
 curl -sf -c "$work/jar" -H "Origin: http://$addr" -H 'Content-Type: application/json' \
-	-d '{"name":"Bench","nickname":"benchprobe","email":"probe@bench.example.com","password":"bench-password-1"}' \
+	-d "{\"name\":\"Bench\",\"nickname\":\"probe$$\",\"email\":\"probe$$@bench.example.com\",\"password\":\"bench-password-1\"}" \
 	"http://$addr/api/auth/player/sign-up/email" >/dev/null
 awk '!/^#/ || /^#HttpOnly_/ { sub(/^#HttpOnly_/, ""); if (NF >= 7) printf "%s%s=%s", (n++ ? "; " : ""), $6, $7 }' "$work/jar" >"$work/cookie"
 mkdir -p "$work/backups"
