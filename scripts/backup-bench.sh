@@ -7,6 +7,7 @@
 # before and during it, then the medians.
 #
 #   scripts/backup-bench.sh [PLAYERS]
+#   BENCH_DB=big.db scripts/backup-bench.sh    reuse a database generated before (copied, not changed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,11 @@ export PLATFORM_SECRET=backup-bench-secret-backup-bench-secret
 export PLATFORM_LOG_LEVEL=warn
 "$work/platformctl" migrate up >/dev/null 2>&1
 
+if [ -n "${BENCH_DB:-}" ]; then
+	cp "$BENCH_DB" "$work/data/platform.db"
+	rm -f "$work/data/platform.db-wal" "$work/data/platform.db-shm"
+	"$work/platformctl" migrate up >/dev/null 2>&1
+else
 echo "backup-bench: generating $players players" >&2
 start=$(date +%s)
 sqlite3 "$work/data/platform.db" >/dev/null <<SQL
@@ -56,13 +62,14 @@ FROM users u CROSS JOIN k WHERE u.realm = 'player';
 COMMIT;
 SQL
 echo "backup-bench: generated in $(($(date +%s) - start))s; $(du -h "$work/data/platform.db" | cut -f1)" >&2
+fi
 
 addr=127.0.0.1:$((20000 + RANDOM % 20000))
 PLATFORM_ADDR=$addr PLATFORM_BASE_URL=http://$addr "$work/platformctl" serve >"$work/serve.log" 2>&1 &
 serve_pid=$!
 for _ in $(seq 1 600); do curl -sf "http://$addr/api/health" >/dev/null && break; sleep 0.1; done
 curl -sf -c "$work/jar" -H "Origin: http://$addr" -H 'Content-Type: application/json' \
-	-d '{"name":"Bench","nickname":"benchprobe","email":"probe@bench.example.com","password":"bench-password-1"}' \
+	-d "{\"name\":\"Bench\",\"nickname\":\"probe$$\",\"email\":\"probe$$@bench.example.com\",\"password\":\"bench-password-1\"}" \
 	"http://$addr/api/auth/player/sign-up/email" >/dev/null
 awk '!/^#/ || /^#HttpOnly_/ { sub(/^#HttpOnly_/, ""); if (NF >= 7) printf "%s%s=%s", (n++ ? "; " : ""), $6, $7 }' "$work/jar" >"$work/cookie"
 mkdir -p "$work/backups"

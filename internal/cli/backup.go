@@ -15,7 +15,7 @@ func newBackupCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup --to FILE",
 		Short: "Copy the embedded SQLite database to FILE while serve keeps running",
-		Long: "backup writes a consistent copy of the embedded SQLite database (VACUUM INTO): the database\n" +
+		Long: "backup writes a consistent copy of the embedded SQLite database (SQLite's online backup): the database\n" +
 			"as of the moment the copy began, with every write committed before it, while serve goes on\n" +
 			"reading and writing. The copy is written beside FILE and renamed into place, so FILE is never\n" +
 			"half written; an existing regular FILE is replaced, anything else (a directory, a device, a\n" +
