@@ -40,6 +40,11 @@ type socialEnv struct {
 // players in with it as provider "op".
 func newSocialServer(t *testing.T, opts ...apitest.Option) *socialEnv {
 	t.Helper()
+	return newSocialServerTB(t, opts...)
+}
+
+func newSocialServerTB(t testing.TB, opts ...apitest.Option) *socialEnv {
+	t.Helper()
 	op := oidctest.Start(t, opUsers)
 	web := oidctest.Client{ID: "web", Secret: "web-secret"}
 	file := op.ProvidersFile(t, "op", web, "OP_CLIENT_SECRET")

@@ -15,7 +15,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
@@ -47,6 +49,7 @@ type Provider struct {
 	Issuer  string
 	srv     *httptest.Server
 	clients map[string]*storage.Client
+	busy    atomic.Int64
 }
 
 // Start runs a provider with users until tb ends; Register adds clients.
@@ -75,14 +78,23 @@ func Start(tb testing.TB, users []User) *Provider {
 		tb.Fatal(err)
 	}
 	registered := map[string]*storage.Client{}
-	handler := exampleop.SetupServer(issuer, storage.NewStorageWithClients(userStore, registered), nil, false)
-	srv := httptest.NewUnstartedServer(handler)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	tb.Cleanup(srv.Close)
-	return &Provider{Issuer: issuer, srv: srv, clients: registered}
+	p := &Provider{Issuer: issuer, clients: registered}
+	op := exampleop.SetupServer(issuer, storage.NewStorageWithClients(userStore, registered), nil, false)
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		op.ServeHTTP(w, r)
+		p.busy.Add(int64(time.Since(start)))
+	}))
+	p.srv.Listener.Close()
+	p.srv.Listener = ln
+	p.srv.Start()
+	tb.Cleanup(p.srv.Close)
+	return p
 }
+
+// Busy is how long the provider has spent answering requests so far, for
+// telling a client's own time from the time it waited on the provider.
+func (p *Provider) Busy() time.Duration { return time.Duration(p.busy.Load()) }
 
 // Register adds a confidential web client. Call it before the client's
 // first request reaches the provider: the provider reads the clients

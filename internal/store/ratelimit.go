@@ -86,6 +86,13 @@ func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelim
 func (l *RateLimits) allowSQLite(ctx context.Context, n int, args []any, at int64) (int64, error) {
 	var wait int64
 	err := l.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		// Under the write lock, an attempt stamped before one already
+		// counted takes that one's time: attempts are then counted in the
+		// order of their times, and one stamped earlier but counted later
+		// does not find the count ahead of its time and get refused below
+		// the limit.
+		at := max(at, l.db.limitStamp.Load())
+		l.db.limitStamp.Store(at)
 		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
 		q := fmt.Sprintf(rateLimitVerdictSQLite, values)
 		if err := tx.idb.NewRaw(q, append(append([]any{}, args...), at, at)...).Scan(ctx, &wait); err != nil || wait > 0 {

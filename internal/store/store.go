@@ -49,6 +49,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -73,6 +74,9 @@ type DB struct {
 	dialect string
 	// path is the SQLite database file; the migration lock is taken on it.
 	path string
+	// limitStamp is the latest time a SQLite rate-limit attempt was
+	// counted at (Unix microseconds), shared by every RateLimits of db.
+	limitStamp atomic.Int64
 }
 
 // MissingDatabaseError is returned by OpenExisting when the database the
