@@ -184,6 +184,15 @@ func (s *Social) upgradeGuest(ctx context.Context, tx SocialTx, guest *account.U
 
 // addIdentity links prof to u; an existing account hears of it by mail.
 func (s *Social) addIdentity(ctx context.Context, tx SocialTx, u *account.User, providerID string, prof *social.Profile, isNew bool) (*resolved, *mail.Outgoing, error) {
+	if !isNew {
+		have, err := tx.IdentitiesOf(ctx, u.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(have) >= maxIdentities {
+			return nil, nil, refuse(ErrUnableToLinkAccount, platform.KindUnprocessable, CodeLinkingNotAllowed, "This account has too many linked providers")
+		}
+	}
 	now := s.auth.clock()
 	id := &Identity{
 		ID: uuid.New(), UserID: u.ID, Provider: providerID, Issuer: prof.Issuer, Subject: prof.Subject,
@@ -383,15 +392,7 @@ func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID stri
 		if err != nil {
 			return err
 		}
-		n, err := tx.CountIdentities(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		ways := n
-		if u.PasswordHash != "" {
-			ways++
-		}
-		ids, err := s.store.Identities(ctx, u.ID)
+		ids, err := tx.IdentitiesOf(ctx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -402,6 +403,10 @@ func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID stri
 		}
 		if provider == "" {
 			return notFound
+		}
+		ways := len(ids)
+		if u.PasswordHash != "" {
+			ways++
 		}
 		if ways <= 1 {
 			return platform.Errorf(platform.KindInvalid, CodeFailedToUnlinkLast, "You cannot unlink your last account")
