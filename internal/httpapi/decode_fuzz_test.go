@@ -38,6 +38,8 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"profileChangeRequest":     decodeOnly[profileChangeRequest],
 	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
 	"emailChangeRequest":       decodeOnly[emailChangeRequest],
+	"socialRequest":            decodeOnly[socialRequest],
+	"unlinkRequest":            decodeOnly[unlinkRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {
