@@ -137,7 +137,8 @@ type SocialTx interface {
 	// DeleteIdentity deletes the user's identity id and reports whether
 	// there was one.
 	DeleteIdentity(ctx context.Context, userID, id uuid.UUID) (bool, error)
-	CountIdentities(ctx context.Context, userID uuid.UUID) (int, error)
+	// IdentitiesOf returns the user's identities, oldest first.
+	IdentitiesOf(ctx context.Context, userID uuid.UUID) ([]Identity, error)
 	UserByID(ctx context.Context, id uuid.UUID) (*account.User, error)
 	UserByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error)
 	InsertUser(ctx context.Context, u *account.User) error

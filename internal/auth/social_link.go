@@ -184,6 +184,15 @@ func (s *Social) upgradeGuest(ctx context.Context, tx SocialTx, guest *account.U
 
 // addIdentity links prof to u; an existing account hears of it by mail.
 func (s *Social) addIdentity(ctx context.Context, tx SocialTx, u *account.User, providerID string, prof *social.Profile, isNew bool) (*resolved, *mail.Outgoing, error) {
+	if !isNew {
+		have, err := tx.IdentitiesOf(ctx, u.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(have) >= maxIdentities {
+			return nil, nil, refuse(ErrUnableToLinkAccount, platform.KindUnprocessable, CodeLinkingNotAllowed, "This account has too many linked providers")
+		}
+	}
 	now := s.auth.clock()
 	id := &Identity{
 		ID: uuid.New(), UserID: u.ID, Provider: providerID, Issuer: prof.Issuer, Subject: prof.Subject,
@@ -257,6 +266,33 @@ type IDToken struct {
 // provider itself: signature through the JWKS, issuer, audience, expiry
 // and nonce are checked, then the same rules as a callback apply.
 func (s *Social) SignInIDToken(ctx context.Context, providerID string, tok IDToken, guest *Principal, client Client) (*Principal, error) {
+	prof, err := s.verifyIDToken(ctx, providerID, tok)
+	if err != nil {
+		return nil, err
+	}
+	st := StateData{Remember: true}
+	if guest != nil && guest.User.IsAnonymous {
+		st.GuestID = guest.User.ID
+	}
+	out, err := s.resolveAPI(ctx, providerID, prof, st)
+	if err != nil {
+		return nil, err
+	}
+	// The second factor gates this way in as it does a password.
+	pr, err := s.auth.OpenSessionAfterFirstFactor(ctx, out.user, true, client, tok.TrustDevice)
+	if _, ok := errors.AsType[*SecondFactorRequired](err); ok {
+		s.discardGuest(ctx, st.GuestID, out.user.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.discardGuest(ctx, st.GuestID, out.user.ID)
+	return pr, nil
+}
+
+// verifyIDToken checks a native client's ID token with the provider and
+// returns who it names.
+func (s *Social) verifyIDToken(ctx context.Context, providerID string, tok IDToken) (*social.Profile, error) {
 	p, err := s.Provider(providerID)
 	if err != nil {
 		return nil, err
@@ -267,37 +303,45 @@ func (s *Social) SignInIDToken(ctx context.Context, providerID string, tok IDTok
 	if tok.Token == "" || len(tok.Token) > 16<<10 || len(tok.AccessToken) > 16<<10 {
 		return nil, platform.Invalid("idToken.token", "is required and at most 16 KiB")
 	}
-	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	prof, err := p.VerifyIDToken(pctx, tok.Token, tok.Nonce, false)
+	prof, err := p.VerifyIDToken(ctx, tok.Token, tok.Nonce, false)
 	if errors.Is(err, social.ErrInvalidToken) {
 		return nil, platform.Errorf(platform.KindUnauthenticated, CodeInvalidIDToken, "Invalid token")
 	}
 	if err == nil && prof.Email == "" {
-		prof, err = p.CompleteProfile(pctx, prof, tok.AccessToken)
+		prof, err = p.CompleteProfile(ctx, prof, tok.AccessToken)
 	}
 	if err != nil {
 		return nil, platform.Errorf(platform.KindUnauthenticated, CodeFailedToGetUserInfo, "Failed to get user info")
 	}
-	st := StateData{Remember: true}
-	if guest != nil && guest.User.IsAnonymous {
-		st.GuestID = guest.User.ID
+	return prof, nil
+}
+
+// LinkIDToken links the provider identity of a native client's ID token
+// to the signed-in principal, under the same rules as /link-social's
+// callback, and opens no session.
+func (s *Social) LinkIDToken(ctx context.Context, providerID string, tok IDToken, p *Principal) error {
+	prof, err := s.verifyIDToken(ctx, providerID, tok)
+	if err != nil {
+		return err
 	}
-	out, err := s.resolve(ctx, p.ID(), prof, st)
+	_, err = s.resolveAPI(ctx, providerID, prof, StateData{LinkUserID: p.User.ID, LinkSession: p.Session.TokenHash})
+	return err
+}
+
+// resolveAPI is resolve with a refusal as the JSON error of the ID-token
+// routes.
+func (s *Social) resolveAPI(ctx context.Context, providerID string, prof *social.Profile, st StateData) (*resolved, error) {
+	out, err := s.resolve(ctx, providerID, prof, st)
 	if err != nil {
 		var r *linkRefusal
 		if errors.As(err, &r) {
 			return nil, r.apiErr
 		}
-		return nil, fmt.Errorf("sign in with id token: %w", err)
+		return nil, fmt.Errorf("resolve id token: %w", err)
 	}
-	// The second factor gates this way in as it does a password.
-	pr, err := s.auth.OpenSessionAfterFirstFactor(ctx, out.user, true, client, tok.TrustDevice)
-	if err != nil {
-		return nil, err
-	}
-	s.discardGuest(ctx, st.GuestID, out.user.ID)
-	return pr, nil
+	return out, nil
 }
 
 // LinkedAccount is one way into an account, as list-accounts shows it.
@@ -355,15 +399,7 @@ func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID stri
 		if err != nil {
 			return err
 		}
-		n, err := tx.CountIdentities(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		ways := n
-		if u.PasswordHash != "" {
-			ways++
-		}
-		ids, err := s.store.Identities(ctx, u.ID)
+		ids, err := tx.IdentitiesOf(ctx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -374,6 +410,10 @@ func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID stri
 		}
 		if provider == "" {
 			return notFound
+		}
+		ways := len(ids)
+		if u.PasswordHash != "" {
+			ways++
 		}
 		if ways <= 1 {
 			return platform.Errorf(platform.KindInvalid, CodeFailedToUnlinkLast, "You cannot unlink your last account")

@@ -46,6 +46,8 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
 	"emailChangeRequest":       decodeOnly[emailChangeRequest],
 	"lifecycle.DeleteRequest":  decodeOnly[lifecycle.DeleteRequest],
+	"socialRequest":            decodeOnly[socialRequest],
+	"unlinkRequest":            decodeOnly[unlinkRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {

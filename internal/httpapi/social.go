@@ -132,6 +132,16 @@ func handleLinkSocial(d Deps) http.Handler {
 			return
 		}
 		p := principalFrom(r)
+		if in.IDToken != nil {
+			err := d.Social.LinkIDToken(r.Context(), in.Provider,
+				auth.IDToken{Token: in.IDToken.Token, Nonce: in.IDToken.Nonce, AccessToken: in.IDToken.AccessToken}, p)
+			if err != nil {
+				respondErr(w, r, d.Log, err)
+				return
+			}
+			respond(w, http.StatusOK, linkResponse{URL: "", Status: true, Redirect: false})
+			return
+		}
 		red, err := d.Social.Begin(r.Context(), in.start(), p, p, d.client(r))
 		if err != nil {
 			respondErr(w, r, d.Log, err)

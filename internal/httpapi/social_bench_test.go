@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -20,6 +21,9 @@ import (
 //
 //	go test ./internal/httpapi -run '^$' -bench SocialCallback -benchtime 200x -count 3
 func BenchmarkSocialCallback(b *testing.B) {
+	// The provider logs each request through the default logger.
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	e := newSocialBenchServer(b)
 	c := e.srv.Client(b)
 	e.benchSignIn(b, c) // discovery, the JWKS and the account, once

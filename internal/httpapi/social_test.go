@@ -400,11 +400,64 @@ func TestSocialLinkFromASignedInAccount(t *testing.T) {
 	loc = e.callback(t, gina.Client, e.op.Login(t, e.start(t, gina.Client, "/link-social", map[string]any{}), "gina"))
 	wantCallbackError(t, loc, "email_not_verified")
 
+	// The same through a native client's ID token: gina's provider email
+	// is unverified.
+	ginaToken, ginaAccess := e.idToken(t, e.web, "gina", "n")
+	res := gina.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op",
+		"idToken": map[string]any{"token": ginaToken, "nonce": "n", "accessToken": ginaAccess}})
+	expect(t, res, http.StatusForbidden, "LINKING_NOT_ALLOWED")
+
 	// frank's identity cannot be linked to gina as well.
 	loc = e.callback(t, gina.Client, e.op.Login(t, e.start(t, gina.Client, "/link-social", map[string]any{}), "frank"))
 	wantCallbackError(t, loc, "account_already_linked_to_different_user")
+	frankToken, frankAccess := e.idToken(t, e.web, "frank", "n")
+	res = gina.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op",
+		"idToken": map[string]any{"token": frankToken, "nonce": "n", "accessToken": frankAccess}})
+	expect(t, res, http.StatusConflict, "SOCIAL_ACCOUNT_ALREADY_LINKED")
 	if accounts := listAccounts(t, gina.Client); len(accounts) != 1 {
 		t.Fatalf("gina's accounts %+v", accounts)
+	}
+
+	// A verified identity of the same email links at once.
+	hank := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "hank@example.com", Name: "Hank", Nickname: "hank_local", Password: apitest.DefaultPassword})
+	markVerified(t, e.srv, "hank@example.com")
+	hankToken, hankAccess := e.idToken(t, e.web, "hank", "n")
+	res = hank.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op",
+		"idToken": map[string]any{"token": hankToken, "nonce": "n", "accessToken": hankAccess}})
+	expect(t, res, http.StatusOK, "")
+	if accounts := listAccounts(t, hank.Client); len(accounts) != 2 {
+		t.Fatalf("hank's accounts after an ID-token link %+v", accounts)
+	}
+	wantMail(t, e.srv, "hank@example.com", "account-linked")
+}
+
+// Apple answers with a form POST; the callback sends the browser on to
+// the GET callback with the same parameters, where the Lax state cookie
+// comes along.
+func TestSocialFormPostCallbackRedirectsToGet(t *testing.T) {
+	e := newSocialServer(t)
+	c := e.srv.Client(t)
+	redirect, err := url.Parse(e.op.Login(t, e.start(t, c, "/sign-in/social", map[string]any{"callbackURL": "/play"}), "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := redirect.Query()
+	form.Set("user", `{"name":{"firstName":"Alice","lastName":"Apple"}}`)
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+redirect.Path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res := c.Send(req)
+	if res.Status != http.StatusFound {
+		t.Fatalf("form post: %d %s", res.Status, res.Body)
+	}
+	next, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || next.Path != redirect.Path || next.Query().Get("code") != form.Get("code") || next.Query().Get("user") == "" {
+		t.Fatalf("form post redirected to %s", res.Header.Get("Location"))
+	}
+	if loc := e.callback(t, c, e.srv.URL+next.String()); loc.Path != "/play" {
+		t.Fatalf("callback after the form post went to %s", loc)
 	}
 }
 

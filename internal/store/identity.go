@@ -70,12 +70,21 @@ func (s *SocialStore) InsertOAuthState(ctx context.Context, st *auth.OAuthState)
 	return mapError(err)
 }
 
-// Identities implements auth.SocialStore; an account holds a handful, so
-// the list is bounded by what linking allows.
+// Identities implements auth.SocialStore.
 func (s *SocialStore) Identities(ctx context.Context, userID uuid.UUID) ([]auth.Identity, error) {
+	return identitiesOf(ctx, s.db.bun, userID)
+}
+
+// IdentitiesOf implements auth.SocialTx.
+func (t Tx) IdentitiesOf(ctx context.Context, userID uuid.UUID) ([]auth.Identity, error) {
+	return identitiesOf(ctx, t.idb, userID)
+}
+
+// identitiesOf reads a user's identities; an account holds a handful, and
+// the list stops at 100 whatever happens.
+func identitiesOf(ctx context.Context, idb bun.IDB, userID uuid.UUID) ([]auth.Identity, error) {
 	var rows []identityRow
-	err := s.db.bun.NewSelect().Model(&rows).Where("user_id = ?", userID).
-		OrderExpr("created_at, id").Limit(100).Scan(ctx)
+	err := idb.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("created_at, id").Limit(100).Scan(ctx)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -142,12 +151,6 @@ func (t Tx) DeleteIdentity(ctx context.Context, userID, id uuid.UUID) (bool, err
 	}
 	n, _ := res.RowsAffected()
 	return n > 0, nil
-}
-
-// CountIdentities implements auth.SocialTx.
-func (t Tx) CountIdentities(ctx context.Context, userID uuid.UUID) (int, error) {
-	n, err := t.idb.NewSelect().Model((*identityRow)(nil)).Where("user_id = ?", userID).Count(ctx)
-	return int(n), mapError(err)
 }
 
 // UserByEmail implements the find-by-email step of auth.SocialTx.
