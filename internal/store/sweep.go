@@ -43,6 +43,9 @@ type sweep struct{ table, key, index, where string }
 var (
 	expiredSessions   = sweep{"sessions", "id", "sessions_expires_idx", "expires_at <= ?"}
 	expiredMailTokens = sweep{"auth_tokens", "id", "auth_tokens_expires_idx", "expires_at <= ?"}
+	// Sign-in challenges and passkey ceremonies nobody answered.
+	expiredChallenges = sweep{"two_factor_challenges", "token_hash", "two_factor_challenges_expires_idx", "expires_at <= ?"}
+	expiredCeremonies = sweep{"passkey_ceremonies", "token_hash", "passkey_ceremonies_expires_idx", "expires_at <= ?"}
 	finishedMail      = sweep{"mail_outbox", "id", "mail_outbox_done_idx", "status IN ('sent', 'failed', 'expired') AND updated_at < ?"}
 	closedLobbies     = sweep{"lobbies", "id", "lobbies_closed_idx", "status = 'closed' AND closed_at < ?"}
 	oldProfileChanges = sweep{"profile_changes", "id", "profile_changes_updated_idx", "updated_at < ?"}
@@ -126,6 +129,17 @@ func (s *Sweeps) ExpiredSessions(ctx context.Context, now time.Time, dryRun bool
 // expired by now.
 func (s *Sweeps) ExpiredMailTokens(ctx context.Context, now time.Time, dryRun bool) (int, error) {
 	return s.deleteBatches(ctx, expiredMailTokens, dryRun, now.UTC())
+}
+
+// ExpiredFactorChallenges deletes second-factor sign-in challenges and
+// passkey ceremonies that expired by now, unanswered.
+func (s *Sweeps) ExpiredFactorChallenges(ctx context.Context, now time.Time, dryRun bool) (int, error) {
+	n, err := s.deleteBatches(ctx, expiredChallenges, dryRun, now.UTC())
+	if err != nil {
+		return n, err
+	}
+	m, err := s.deleteBatches(ctx, expiredCeremonies, dryRun, now.UTC())
+	return n + m, err
 }
 
 // FinishedMail deletes sent, failed and expired messages (their attempts
