@@ -38,6 +38,10 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"profileChangeRequest":     decodeOnly[profileChangeRequest],
 	"passwordChangeRequest":    decodeOnly[passwordChangeRequest],
 	"emailChangeRequest":       decodeOnly[emailChangeRequest],
+	"passwordRequest":          decodeOnly[passwordRequest],
+	"codeRequest":              decodeOnly[codeRequest],
+	"passkeyResponseRequest":   decodeOnly[passkeyResponseRequest],
+	"passkeyIDRequest":         decodeOnly[passkeyIDRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {
