@@ -129,3 +129,29 @@ func BenchmarkFactorVerify(b *testing.B) {
 		}
 	})
 }
+
+// A passkey is a first factor like a password: an account with TOTP is
+// asked for its code after a passkey sign-in too, through the same door.
+func TestPasskeySignInGatedBySecondFactor(t *testing.T) {
+	ctx := t.Context()
+	f := passkeyFixture(t)
+	p := f.signUp(t, "ada@example.com", "ada")
+	rp, authr, cred := benchPasskey(t, f, p)
+	en, err := f.svc.EnableTOTP(ctx, p, auth.Client{}, "correct horse", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.VerifySecondFactor(ctx, p, auth.Client{}, auth.SecondFactorProof{Code: codeAt(t, en.TOTPURI, f.clock.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	token, resp := passkeyAssertion(t, f, rp, authr, cred)
+	_, err = f.svc.FinishPasskeySignIn(ctx, account.RealmPlayer, token, resp, auth.Client{}, "")
+	req, ok := err.(*auth.SecondFactorRequired)
+	if !ok {
+		t.Fatalf("passkey sign-in of an account with TOTP: %v, want a second-factor challenge", err)
+	}
+	f.clock.Advance(30 * time.Second)
+	if _, err := f.svc.VerifySecondFactor(ctx, nil, auth.Client{}, auth.SecondFactorProof{Code: codeAt(t, en.TOTPURI, f.clock.Now()), ChallengeToken: req.Token}); err != nil {
+		t.Fatalf("completing the passkey sign-in's challenge: %v", err)
+	}
+}
