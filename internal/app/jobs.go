@@ -33,6 +33,9 @@ func (a *App) jobList() []jobs.Job {
 		sweep("expired-oauth-states", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.ExpiredOAuthStates(ctx, a.Now(), dry)
 		}),
+		sweep("expired-factor-challenges", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.ExpiredFactorChallenges(ctx, a.Now(), dry)
+		}),
 		sweep("rate-limit-counters", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.RateLimits(ctx, a.Now(), dry)
 		}),

@@ -84,6 +84,8 @@ type PasskeyStore interface {
 	UsePasskey(ctx context.Context, id uuid.UUID, old, counter uint32, record []byte) (bool, error)
 	RenamePasskey(ctx context.Context, userID, id uuid.UUID, name string) (*Passkey, error)
 	DeletePasskey(ctx context.Context, userID, id uuid.UUID) (bool, error)
+	// DeletePasskeys deletes every passkey of userID and says how many.
+	DeletePasskeys(ctx context.Context, userID uuid.UUID) (int, error)
 	InsertCeremony(ctx context.Context, c *Ceremony) error
 	// TakeCeremony deletes and returns the ceremony, expired or not.
 	TakeCeremony(ctx context.Context, tokenHash TokenHash) (*Ceremony, error)

@@ -12,7 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
-func passkeyFixture(t *testing.T) *fixture {
+func passkeyFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := newFixture(t)
 	wa, err := webauthn.New(&webauthn.Config{RPID: "localhost", RPDisplayName: "Tower Defence", RPOrigins: []string{"http://localhost:8080"}})

@@ -64,18 +64,18 @@ type wakeCounter struct {
 
 func (w *wakeCounter) Wake() { w.wakes.Add(1) }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	return newFixtureWithLimits(t, auth.Limits{})
 }
 
-func newFixtureWithLimits(t *testing.T, limits auth.Limits) *fixture {
+func newFixtureWithLimits(t testing.TB, limits auth.Limits) *fixture {
 	return newFixtureWithHasher(t, limits, account.NewHasher(cheapHash, account.Admission{}))
 }
 
 // cheapHash keeps the tests' password hashes quick.
 var cheapHash = account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
 
-func newFixtureWithHasher(t *testing.T, limits auth.Limits, hasher *account.Hasher) *fixture {
+func newFixtureWithHasher(t testing.TB, limits auth.Limits, hasher *account.Hasher) *fixture {
 	t.Helper()
 	db := storetest.Open(t)
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
@@ -102,7 +102,7 @@ func (f *fixture) rows(t *testing.T, table string) int {
 	return storetest.Count(t, f.db, "SELECT count(*) FROM "+table)
 }
 
-func (f *fixture) signUp(t *testing.T, email, nickname string) *auth.Principal {
+func (f *fixture) signUp(t testing.TB, email, nickname string) *auth.Principal {
 	t.Helper()
 	p, err := f.svc.SignUp(t.Context(), account.RealmPlayer, account.NewUser{
 		Email: email, Name: "Player " + nickname, Nickname: nickname, Password: "correct horse"}, true, auth.Client{IPAddress: "192.0.2.1", UserAgent: "test"})

@@ -13,12 +13,13 @@ import (
 
 // FactorReset is what a support reset of second factors did.
 type FactorReset struct {
-	User          *account.User `json:"user"`
-	TOTPRemoved   bool          `json:"totpRemoved"`
-	SessionsEnded int           `json:"sessionsEnded"`
+	User            *account.User `json:"user"`
+	TOTPRemoved     bool          `json:"totpRemoved"`
+	PasskeysRemoved int           `json:"passkeysRemoved"`
+	SessionsEnded   int           `json:"sessionsEnded"`
 }
 
-// SupportResetFactors removes every second factor of the user named by an
+// SupportResetFactors removes every second factor and passkey of the user named by an
 // email or id in realm, for one who lost them. It is never silent: a
 // reason is required and audited under actor, the user is mailed, and all
 // their sessions end, so whoever asked must sign in again on the password
@@ -39,19 +40,25 @@ func (s *Service) SupportResetFactors(ctx context.Context, actor string, realm a
 	if err != nil {
 		return nil, fmt.Errorf("reset factors: %w", err)
 	}
+	passkeys := 0
+	if s.passkeys != nil {
+		if passkeys, err = s.passkeys.DeletePasskeys(ctx, u.ID); err != nil {
+			return nil, fmt.Errorf("reset passkeys: %w", err)
+		}
+	}
 	n, err := s.RevokeUserSessions(ctx, u.ID)
 	if err != nil {
 		return nil, err
 	}
 	now := s.clock()
 	m, err := s.mailer.Compose(mail.TemplateSecurityChange, u.Email, mail.Data{Name: u.Name, Email: u.Email, Nickname: u.Nickname,
-		Change: "Support removed the second factors of your account at your request, and signed out every device. Sign in with your password and enrol a second factor again."},
+		Change: "Support removed the second factors and passkeys of your account at your request, and signed out every device. Sign in with your password and enrol a second factor again."},
 		now.Add(s.opts.TokenTTL))
 	if err != nil {
 		return nil, fmt.Errorf("compose security mail: %w", err)
 	}
 	e := s.auditEntry(actor, ActionFactorsReset, u.ID.String(), reason, map[string]string{
-		"realm": string(realm), "totp": strconv.FormatBool(removed), "sessions": strconv.Itoa(n)})
+		"realm": string(realm), "totp": strconv.FormatBool(removed), "passkeys": strconv.Itoa(passkeys), "sessions": strconv.Itoa(n)})
 	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		if err := tx.EnqueueMail(ctx, m); err != nil {
 			return err
@@ -62,5 +69,5 @@ func (s *Service) SupportResetFactors(ctx context.Context, actor string, realm a
 		return nil, fmt.Errorf("record factor reset: %w", err)
 	}
 	s.mailer.Wake()
-	return &FactorReset{User: u, TOTPRemoved: removed, SessionsEnded: n}, nil
+	return &FactorReset{User: u, TOTPRemoved: removed, PasskeysRemoved: passkeys, SessionsEnded: n}, nil
 }

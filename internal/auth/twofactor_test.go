@@ -25,7 +25,9 @@ func testKeyring(t testing.TB) *secretbox.Keyring {
 }
 
 // codeAt computes the authenticator app's code from the otpauth:// URI.
-func codeAt(t *testing.T, uri string, at time.Time) string {
+func codeAt(t *testing.T, uri string, at time.Time) string { return codeAtB(t, uri, at) }
+
+func codeAtB(t testing.TB, uri string, at time.Time) string {
 	t.Helper()
 	u, err := url.Parse(uri)
 	if err != nil {

@@ -24,7 +24,7 @@ func newFactorsResetCmd(e *env) *cobra.Command {
 	var realm, output *string
 	cmd := &cobra.Command{
 		Use:   "reset --user EMAIL|ID --reason TEXT [--realm player|admin]",
-		Short: "Remove a user's second factors after verifying who asks",
+		Short: "Remove a user's second factors and passkeys after verifying who asks",
 		Long: "For a user who lost their authenticator and backup codes. Never silent: --reason is required\n" +
 			"and written to the audit log under your name, the user is mailed, and every session of theirs\n" +
 			"ends, so they sign in again with the password and enrol afresh.",
@@ -44,8 +44,8 @@ func newFactorsResetCmd(e *env) *cobra.Command {
 				return err
 			}
 			v := e.newView(*output)
-			return v.print(e, []string{"USER", "TOTP REMOVED", "SESSIONS ENDED"},
-				[][]string{{res.User.Email, strconv.FormatBool(res.TOTPRemoved), strconv.Itoa(res.SessionsEnded)}})
+			return v.print(e, []string{"USER", "TOTP REMOVED", "PASSKEYS REMOVED", "SESSIONS ENDED"},
+				[][]string{{res.User.Email, strconv.FormatBool(res.TOTPRemoved), strconv.Itoa(res.PasskeysRemoved), strconv.Itoa(res.SessionsEnded)}})
 		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user's email address or id")

@@ -48,6 +48,10 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"lifecycle.DeleteRequest":  decodeOnly[lifecycle.DeleteRequest],
 	"socialRequest":            decodeOnly[socialRequest],
 	"unlinkRequest":            decodeOnly[unlinkRequest],
+	"passwordRequest":          decodeOnly[passwordRequest],
+	"codeRequest":              decodeOnly[codeRequest],
+	"passkeyResponseRequest":   decodeOnly[passkeyResponseRequest],
+	"passkeyIDRequest":         decodeOnly[passkeyIDRequest],
 }
 
 func decodeOnly[T any](r *http.Request) error {

@@ -51,7 +51,7 @@ func addRoutes(mux *routeTable, d Deps) {
 
 	// Profile changes, each confirmed by email (package profile).
 	mux.Handle("POST /api/profile/request-profile-change", requirePlayer(d, handleRequestProfileChange(d)))
-	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, handleRequestEmailChange(d)))
+	mux.Handle("POST /api/profile/request-email-change", requirePlayer(d, requireFresh(d, handleRequestEmailChange(d))))
 	mux.Handle("POST /api/profile/request-password-change", requirePlayer(d, handleRequestPasswordChange(d)))
 	mux.Handle("POST /api/profile/confirm-change", handleConfirmChange(d))
 

@@ -74,3 +74,17 @@ func setCookies(w http.ResponseWriter, cookies []*http.Cookie) {
 		http.SetCookie(w, c)
 	}
 }
+
+// requireFresh serves next only when the caller's session was opened
+// within the fresh age (403 SESSION_NOT_FRESH otherwise): the routes that
+// change how an account is reached or signed in to, and take no password.
+// It runs inside requirePlayer or requireAdmin.
+func requireFresh(d Deps, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Auth.RequireFresh(principalFrom(r)); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -156,3 +156,42 @@ func TestAdminsNeedSecondFactorInProduction(t *testing.T) {
 		t.Fatalf("the console after enrolment = %d %s", r.Status, r.Body)
 	}
 }
+
+// Malformed passkey requests get a 4xx in the error model, never a 5xx.
+func TestPasskeyBadInput(t *testing.T) {
+	t.Parallel()
+	srv := apitest.New(t, apitest.WithEnv("PLATFORM_PASSKEY_RP_ID", "localhost"), apitest.WithEnv("PLATFORM_PASSKEY_ORIGINS", "http://localhost:8080"))
+	p := srv.SignUpPlayer(t)
+	const mount = "/api/auth/player"
+	if r := p.Client.Do("GET", mount+"/passkey/generate-register-options", nil); r.Status != 200 {
+		t.Fatalf("register options = %d %s", r.Status, r.Body)
+	}
+	anon := srv.Client(t)
+	if r := anon.Do("GET", mount+"/passkey/generate-authenticate-options", nil); r.Status != 200 {
+		t.Fatalf("authenticate options = %d %s", r.Status, r.Body)
+	}
+	for _, tc := range []struct {
+		c    *apitest.Client
+		path string
+		body any
+		want int
+	}{
+		{p.Client, "/passkey/verify-registration", map[string]any{}, 400},
+		{p.Client, "/passkey/verify-registration", map[string]any{"response": "x"}, 400},
+		{p.Client, "/passkey/verify-registration", map[string]any{"response": map[string]any{"id": 1, "response": []int{1}}}, 400},
+		{p.Client, "/passkey/verify-registration", `{"response":{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","attestationObject":"oA"}}}`, 400},
+		{anon, "/passkey/verify-authentication", map[string]any{"response": map[string]any{"id": "AAAA"}}, 400},
+		{anon, "/passkey/verify-authentication", "[]", 400},
+		{srv.Client(t), "/passkey/verify-authentication", map[string]any{"response": map[string]any{"id": "AAAA"}}, 400},
+		{p.Client, "/passkey/delete-passkey", map[string]any{"id": "not-a-uuid"}, 400},
+		{p.Client, "/passkey/update-passkey", map[string]any{"id": "00000000-0000-0000-0000-000000000000", "name": "x"}, 404},
+		{anon, "/passkey/delete-passkey", map[string]any{"id": "00000000-0000-0000-0000-000000000000"}, 401},
+	} {
+		if r := tc.c.Do("POST", mount+tc.path, tc.body); r.Status != tc.want || r.Code() == "" {
+			t.Errorf("%s %v = %d %s, want %d", tc.path, tc.body, r.Status, r.Body, tc.want)
+		}
+	}
+	if r := p.Client.Do("GET", mount+"/passkey/list-user-passkeys", nil); r.Status != 200 || !strings.HasPrefix(string(r.Body), "[]") {
+		t.Fatalf("list = %d %s", r.Status, r.Body)
+	}
+}

@@ -128,6 +128,16 @@ func (s *FactorStore) DeletePasskey(ctx context.Context, userID, id uuid.UUID) (
 	return changedRow(res, err)
 }
 
+// DeletePasskeys implements auth.PasskeyStore.
+func (s *FactorStore) DeletePasskeys(ctx context.Context, userID uuid.UUID) (int, error) {
+	res, err := s.db.bun.NewDelete().Model((*passkeyRow)(nil)).Where("user_id = ?", userID).Exec(ctx)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // InsertCeremony implements auth.PasskeyStore.
 func (s *FactorStore) InsertCeremony(ctx context.Context, c *auth.Ceremony) error {
 	r := &ceremonyRow{TokenHash: c.TokenHash[:], Kind: c.Kind, Session: string(c.Session), ExpiresAt: c.ExpiresAt.UTC()}

@@ -61,6 +61,9 @@ var (
 	expiredSessions   = sweep{"sessions", "id", "sessions_expires_idx", "expires_at <= ?"}
 	expiredMailTokens = sweep{"auth_tokens", "id", "auth_tokens_expires_idx", "expires_at <= ?"}
 	expiredOAuthState = sweep{"oauth_states", "state_hash", "oauth_states_expires_idx", "expires_at <= ?"}
+	// Sign-in challenges and passkey ceremonies nobody answered.
+	expiredChallenges = sweep{"two_factor_challenges", "token_hash", "two_factor_challenges_expires_idx", "expires_at <= ?"}
+	expiredCeremonies = sweep{"passkey_ceremonies", "token_hash", "passkey_ceremonies_expires_idx", "expires_at <= ?"}
 	finishedMail      = sweep{"mail_outbox", "id", "mail_outbox_done_idx", "status IN ('sent', 'failed', 'expired') AND updated_at < ?"}
 	closedLobbies     = sweep{"lobbies", "id", "lobbies_closed_idx", "status = 'closed' AND closed_at < ?"}
 	oldProfileChanges = sweep{"profile_changes", "id", "profile_changes_updated_idx", "updated_at < ?"}
@@ -180,6 +183,17 @@ func (s *Sweeps) ExpiredMailTokens(ctx context.Context, now time.Time, dryRun bo
 // and expired by now.
 func (s *Sweeps) ExpiredOAuthStates(ctx context.Context, now time.Time, dryRun bool) (int, error) {
 	return s.deleteBatches(ctx, expiredOAuthState, dryRun, now.UTC())
+}
+
+// ExpiredFactorChallenges deletes second-factor sign-in challenges and
+// passkey ceremonies that expired by now, unanswered.
+func (s *Sweeps) ExpiredFactorChallenges(ctx context.Context, now time.Time, dryRun bool) (int, error) {
+	n, err := s.deleteBatches(ctx, expiredChallenges, dryRun, now.UTC())
+	if err != nil {
+		return n, err
+	}
+	m, err := s.deleteBatches(ctx, expiredCeremonies, dryRun, now.UTC())
+	return n + m, err
 }
 
 // FinishedMail deletes sent, failed and expired messages (their attempts
