@@ -99,13 +99,10 @@ type App struct {
 	Gauges *liveops.Gauges
 	// Events holds the players' event streams; services publish the
 	// changes they commit through eventPub.
-	Events         *events.Hub
-	eventPub       *events.Publisher
-	eventTransport events.Transport
-	eventMetrics   *events.Metrics
+	Events   *events.Hub
+	eventPub *events.Publisher
 
-	httpMetrics    *httpapi.Metrics
-	processMetrics *processMetrics
+	httpMetrics *httpapi.Metrics
 }
 
 // PendingMigrationsError is returned when the database schema is behind

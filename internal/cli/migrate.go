@@ -338,7 +338,7 @@ func newMigrateValidateCmd(e *env) *cobra.Command {
 				}
 			} else {
 				for _, p := range problems {
-					fmt.Fprintf(e.stderr, "%d %s: %s\n", p.Version, p.File, p.Problem)
+					fmt.Fprintf(e.stderr, "%d %s: %s\n", p.Version, p.File, p.Reason)
 				}
 			}
 			if len(problems) > 0 {
@@ -354,9 +354,9 @@ func newMigrateValidateCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func nonNilProblems(ps []store.Problem) []store.Problem {
+func nonNilProblems(ps []store.Mismatch) []store.Mismatch {
 	if ps == nil {
-		return []store.Problem{}
+		return []store.Mismatch{}
 	}
 	return ps
 }

@@ -290,19 +290,19 @@ func CreateMigration(dir, name string, now time.Time) ([]string, error) {
 	return paths, nil
 }
 
-// Problem is one way the database's history and this binary's migration
-// files disagree.
-type Problem struct {
+// Mismatch is one way the database's history and this binary's migration
+// files disagree; Reason says which.
+type Mismatch struct {
 	Version int64  `json:"version"`
 	File    string `json:"file,omitempty"`
-	Problem string `json:"problem"`
+	Reason  string `json:"problem"`
 }
 
 // Validate compares the applied history with the embedded files: every
 // applied version has its file, unchanged since it was applied (by
 // SHA-256), and no pending file is older than an applied one (goose would
 // refuse to apply it). It changes nothing, except adopting a bun history.
-func (m *Migrator) Validate(ctx context.Context) ([]Problem, error) {
+func (m *Migrator) Validate(ctx context.Context) ([]Mismatch, error) {
 	if err := m.adoptOnce(ctx); err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func (m *Migrator) Validate(ctx context.Context) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	var problems []Problem
+	var problems []Mismatch
 	applied := make(map[int64]bool)
 	var newest int64
 	for _, h := range history {
@@ -332,18 +332,18 @@ func (m *Migrator) Validate(ctx context.Context) ([]Problem, error) {
 	}
 	for _, src := range m.provider.ListSources() {
 		if !applied[src.Version] && src.Version < newest {
-			problems = append(problems, Problem{Version: src.Version, File: m.files[src.Version],
-				Problem: fmt.Sprintf("pending but older than applied version %d; it would not be applied", newest)})
+			problems = append(problems, Mismatch{Version: src.Version, File: m.files[src.Version],
+				Reason: fmt.Sprintf("pending but older than applied version %d; it would not be applied", newest)})
 		}
 	}
-	slices.SortFunc(problems, func(a, b Problem) int { return cmp.Compare(a.Version, b.Version) })
+	slices.SortFunc(problems, func(a, b Mismatch) int { return cmp.Compare(a.Version, b.Version) })
 	return problems, nil
 }
 
-func (m *Migrator) checkApplied(version int64, sums map[int64]string) []Problem {
+func (m *Migrator) checkApplied(version int64, sums map[int64]string) []Mismatch {
 	file, ok := m.files[version]
 	if !ok {
-		return []Problem{{Version: version, Problem: "applied in the database, but this binary has no migration file for it"}}
+		return []Mismatch{{Version: version, Reason: "applied in the database, but this binary has no migration file for it"}}
 	}
 	recorded, ok := sums[version]
 	if !ok {
@@ -351,11 +351,11 @@ func (m *Migrator) checkApplied(version int64, sums map[int64]string) []Problem 
 	}
 	sum, err := m.checksum(version)
 	if err != nil {
-		return []Problem{{Version: version, File: file, Problem: "cannot read the file: " + err.Error()}}
+		return []Mismatch{{Version: version, File: file, Reason: "cannot read the file: " + err.Error()}}
 	}
 	if sum != recorded {
-		return []Problem{{Version: version, File: file,
-			Problem: "changed after it was applied (sha256 " + recorded[:12] + "… when applied, " + sum[:12] + "… now)"}}
+		return []Mismatch{{Version: version, File: file,
+			Reason: "changed after it was applied (sha256 " + recorded[:12] + "… when applied, " + sum[:12] + "… now)"}}
 	}
 	return nil
 }
