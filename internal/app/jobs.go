@@ -22,6 +22,8 @@ func (a *App) jobList() []jobs.Job {
 	list := []jobs.Job{
 		sweep("expired-sessions", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredSessions(ctx, a.Now(), dry) }),
 		sweep("expired-mail-tokens", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredMailTokens(ctx, a.Now(), dry) }),
+		sweep("expired-deletion-links", func(ctx context.Context, dry bool) (int, error) { return sw.ExpiredDeletionTokens(ctx, a.Now(), dry) }),
+		sweep("freed-identifiers", func(ctx context.Context, dry bool) (int, error) { return sw.FreedIdentifiers(ctx, a.Now(), dry) }),
 		sweep("rate-limit-counters", func(ctx context.Context, dry bool) (int, error) { return sw.RateLimits(ctx, a.Now(), dry) }),
 		sweep("finished-mail", func(ctx context.Context, dry bool) (int, error) {
 			return sw.FinishedMail(ctx, before(j.MailRetention), dry)

@@ -171,6 +171,9 @@ func TestDeleteWithoutQuarantine(t *testing.T) {
 	if _, err := srv.App.Auth.SignUp(t.Context(), account.RealmPlayer, in, true, clientOf()); err != nil {
 		t.Errorf("sign-up after deletion without quarantine: %v", err)
 	}
+	if n, err := srv.App.DB.Sweeps().FreedIdentifiers(t.Context(), time.Now(), false); err != nil || n != 2 {
+		t.Errorf("freed identifiers swept: %d, %v; want 2", n, err)
+	}
 }
 
 // Administrators are deleted only by the admin tools, and never the last

@@ -140,6 +140,9 @@ func TestDeleteUserByMail(t *testing.T) {
 		t.Errorf("expired link: %d %s", res.Status, res.Body)
 	}
 	assertAlive(t, srv, b)
+	if n, err := srv.App.DB.Sweeps().ExpiredDeletionTokens(t.Context(), time.Now(), false); err != nil || n != 1 {
+		t.Errorf("expired deletion links swept: %d, %v; want 1", n, err)
+	}
 	linkB = request(b, "")
 	tok, _ := url.ParseQuery(strings.SplitN(linkB, "?", 2)[1])
 	if res := b.Client.Do("POST", deletePath, map[string]string{"token": tok.Get("token")}); res.Status != http.StatusOK {
