@@ -294,8 +294,9 @@ func (t Tx) InsertTombstone(ctx context.Context, ts *lifecycle.Tombstone) error 
 	return mapError(err)
 }
 
-// Quarantine implements lifecycle.Tx; a hash already reserved keeps the
-// later of the two dates.
+// Quarantine implements lifecycle.Tx; a hash already reserved (the same
+// address deleted twice within the quarantine) is reserved anew until
+// freeAt.
 func (t Tx) Quarantine(ctx context.Context, keyHashes []string, freeAt time.Time) error {
 	for _, h := range keyHashes {
 		row := &quarantineRow{KeyHash: h, FreeAt: freeAt.UTC()}
