@@ -36,6 +36,12 @@ func (a *App) jobList() []jobs.Job {
 		sweep("expired-factor-challenges", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.ExpiredFactorChallenges(ctx, a.Now(), dry)
 		}),
+		sweep("expired-deletion-links", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.ExpiredDeletionTokens(ctx, a.Now(), dry)
+		}),
+		sweep("freed-identifiers", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
+			return sw.FreedIdentifiers(ctx, a.Now(), dry)
+		}),
 		sweep("rate-limit-counters", func(ctx context.Context, sw *store.Sweeps, dry bool) (int, error) {
 			return sw.RateLimits(ctx, a.Now(), dry)
 		}),

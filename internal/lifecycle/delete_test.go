@@ -22,6 +22,7 @@ import (
 // Every column the schema declares as referring to users(id) has a
 // deletion rule: a table added without one fails here.
 func TestEveryUserReferenceHasARule(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t)
 	var rules []string
 	for _, r := range store.UserReferences {
@@ -100,6 +101,7 @@ func makeRich(t *testing.T, srv *apitest.Server) *rich {
 // passed to the remaining member; the tombstone, the audit entry and the
 // quarantine remain, and the audit entries lost the person's data.
 func TestDeleteLeavesNoReference(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t)
 	ctx := t.Context()
 	r := makeRich(t, srv)
@@ -162,6 +164,7 @@ func TestDeleteLeavesNoReference(t *testing.T) {
 
 // With no quarantine the email is free at once.
 func TestDeleteWithoutQuarantine(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t, apitest.WithEnv("PLATFORM_DELETION_QUARANTINE", "0s"))
 	a := srv.SignUpPlayer(t)
 	if _, err := srv.App.Lifecycle.DeleteBySupport(t.Context(), "support", account.RealmPlayer, a.User.Email, "asked"); err != nil {
@@ -171,11 +174,15 @@ func TestDeleteWithoutQuarantine(t *testing.T) {
 	if _, err := srv.App.Auth.SignUp(t.Context(), account.RealmPlayer, in, true, clientOf()); err != nil {
 		t.Errorf("sign-up after deletion without quarantine: %v", err)
 	}
+	if n, err := srv.App.DB.Sweeps().FreedIdentifiers(t.Context(), time.Now(), false); err != nil || n != 2 {
+		t.Errorf("freed identifiers swept: %d, %v; want 2", n, err)
+	}
 }
 
 // Administrators are deleted only by the admin tools, and never the last
 // one with the admin role.
 func TestDeleteAdmins(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t)
 	ctx := t.Context()
 	first := srv.CreateAdmin(t)

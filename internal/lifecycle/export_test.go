@@ -15,6 +15,7 @@ import (
 // response against the OpenAPI document) and holds what was set up; a
 // stale session is refused.
 func TestExport(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t, apitest.WithEnv("PLATFORM_FRESH_AGE", "5m"))
 	r := makeRich(t, srv)
 	if _, err := srv.App.Lifecycle.Unsuspend(t.Context(), "support", r.friend.User.Realm, r.me.User.ID.String(), "test over"); err != nil {

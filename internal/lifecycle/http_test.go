@@ -36,6 +36,7 @@ func assertAlive(t *testing.T, srv *apitest.Server, a *apitest.Account) {
 // Without mail configured, the password or a fresh session deletes at
 // once; a wrong password and a stale session delete nothing.
 func TestDeleteUserDirect(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t, apitest.WithEnv("PLATFORM_FRESH_AGE", "5m"))
 	t.Run("wrong password", func(t *testing.T) {
 		a := srv.SignUpPlayer(t)
@@ -93,6 +94,7 @@ func TestDeleteUserDirect(t *testing.T) {
 // With mail configured, the request mails a single-use link; another
 // account's, a used or an expired token deletes nothing.
 func TestDeleteUserByMail(t *testing.T) {
+	t.Parallel()
 	smtp := mailtest.Start(t, mailtest.Options{})
 	srv := apitest.NewWithContent(t, apitest.WithEnv("PLATFORM_SMTP_URL", smtp.URL()), apitest.WithEnv("PLATFORM_MAIL_POLL_INTERVAL", "50ms"))
 	sent := map[string]int{}
@@ -140,6 +142,9 @@ func TestDeleteUserByMail(t *testing.T) {
 		t.Errorf("expired link: %d %s", res.Status, res.Body)
 	}
 	assertAlive(t, srv, b)
+	if n, err := srv.App.DB.Sweeps().ExpiredDeletionTokens(t.Context(), time.Now(), false); err != nil || n != 1 {
+		t.Errorf("expired deletion links swept: %d, %v; want 1", n, err)
+	}
 	linkB = request(b, "")
 	tok, _ := url.ParseQuery(strings.SplitN(linkB, "?", 2)[1])
 	if res := b.Client.Do("POST", deletePath, map[string]string{"token": tok.Get("token")}); res.Status != http.StatusOK {

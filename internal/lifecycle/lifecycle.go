@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
-	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -156,7 +155,6 @@ type Service struct {
 	auth    *auth.Service
 	players *player.Service
 	mailer  Mailer
-	audit   *audit.Log
 	opts    Options
 	now     func() time.Time
 }

@@ -18,6 +18,7 @@ import (
 // 5xx), no row refers to the account afterwards, no session of it
 // survives, and the lobby's member count matches its members.
 func TestDeletionRaces(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t)
 	ctx := t.Context()
 	rounds := 6

@@ -73,6 +73,7 @@ func TestSuspensionOnAnotherReplica(t *testing.T) {
 // a deleted host's lobby hear through their streams that the host left
 // and who hosts now.
 func TestStreamsHearTheEnd(t *testing.T) {
+	t.Parallel()
 	srv := apitest.NewWithContent(t)
 	ctx := t.Context()
 	a, host, member := srv.SignUpPlayer(t), srv.SignUpPlayer(t), srv.SignUpPlayer(t)

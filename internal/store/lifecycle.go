@@ -181,7 +181,7 @@ func (t Tx) EraseUser(ctx context.Context, e lifecycle.Erasure) error {
 		for i, k := range e.LimitKeys {
 			keys[i] = limitKey(k)
 		}
-		if _, err := t.idb.NewDelete().TableExpr("rate_limits").Where("key IN (?)", bun.In(keys)).Exec(ctx); err != nil {
+		if _, err := t.idb.NewDelete().TableExpr("rate_limits").Where("key IN (?)", bun.List(keys)).Exec(ctx); err != nil {
 			return mapError(err)
 		}
 	}
@@ -216,7 +216,7 @@ func (t Tx) scrubAudit(ctx context.Context, id uuid.UUID, personal []string) err
 	var rows []auditRow
 	q := t.idb.NewSelect().Model(&rows).Where("target = ? OR actor = ?", id.String(), id.String())
 	if len(needles) > 0 {
-		q = q.WhereOr("target IN (?) OR actor IN (?)", bun.In(needles), bun.In(needles))
+		q = q.WhereOr("target IN (?) OR actor IN (?)", bun.List(needles), bun.List(needles))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return mapError(err)
@@ -294,8 +294,9 @@ func (t Tx) InsertTombstone(ctx context.Context, ts *lifecycle.Tombstone) error 
 	return mapError(err)
 }
 
-// Quarantine implements lifecycle.Tx; a hash already reserved keeps the
-// later of the two dates.
+// Quarantine implements lifecycle.Tx; a hash already reserved (the same
+// address deleted twice within the quarantine) is reserved anew until
+// freeAt.
 func (t Tx) Quarantine(ctx context.Context, keyHashes []string, freeAt time.Time) error {
 	for _, h := range keyHashes {
 		row := &quarantineRow{KeyHash: h, FreeAt: freeAt.UTC()}
@@ -367,7 +368,7 @@ func (s *LifecycleStore) Quarantined(ctx context.Context, keyHashes []string, no
 		return false, nil
 	}
 	ok, err := s.db.bun.NewSelect().Model((*quarantineRow)(nil)).
-		Where("key_hash IN (?)", bun.In(keyHashes)).Where("free_at > ?", now.UTC()).Exists(ctx)
+		Where("key_hash IN (?)", bun.List(keyHashes)).Where("free_at > ?", now.UTC()).Exists(ctx)
 	return ok, mapError(err)
 }
 
