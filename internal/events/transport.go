@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Transport carries notices between the processes sharing a database.
@@ -115,12 +116,18 @@ type Postgres struct {
 	// Backoff is the first wait before reconnecting the listener; it
 	// doubles up to MaxBackoff.
 	Backoff, MaxBackoff time.Duration
+	// Probe is how long the listener waits quietly before it makes sure
+	// its connection still answers, and how long it gives that answer: a
+	// connection lost without a word (a network partition) counts as a
+	// gap after at most twice this, not after TCP gives up on it.
+	Probe time.Duration
 }
 
 // NewPostgres returns the PostgreSQL transport: db publishes, url opens the
 // listening connection.
 func NewPostgres(db *sql.DB, url string, log *slog.Logger) *Postgres {
-	return &Postgres{db: db, url: url, log: log, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
+	return &Postgres{db: db, url: url, log: log, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
+		Probe: time.Second}
 }
 
 // Publish implements Transport.
@@ -173,7 +180,15 @@ func (p *Postgres) listen(ctx context.Context) (*pgx.Conn, error) {
 
 func (p *Postgres) receive(ctx context.Context, conn *pgx.Conn, deliver func(Notice)) error {
 	for {
-		msg, err := conn.WaitForNotification(ctx)
+		wait, cancel := context.WithTimeout(ctx, p.Probe)
+		msg, err := conn.WaitForNotification(wait)
+		cancel()
+		if err != nil && pgconn.Timeout(err) && ctx.Err() == nil {
+			if err := p.probe(ctx, conn); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -184,4 +199,14 @@ func (p *Postgres) receive(ctx context.Context, conn *pgx.Conn, deliver func(Not
 		}
 		deliver(n)
 	}
+}
+
+// probe makes sure a quiet listening connection still answers. A wait
+// that timed out leaves the connection usable (pgx only closes it on
+// other errors).
+func (p *Postgres) probe(ctx context.Context, conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, p.Probe)
+	defer cancel()
+	_, err := conn.Exec(ctx, "SELECT 1")
+	return err
 }
