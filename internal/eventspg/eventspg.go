@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/towerdefence/platformctl/internal/events"
 )
@@ -30,12 +31,18 @@ type Transport struct {
 	// Backoff is the first wait before reconnecting the listener; it
 	// doubles up to MaxBackoff.
 	Backoff, MaxBackoff time.Duration
+	// Probe is how long the listener waits quietly before it makes sure
+	// its connection still answers, and how long it gives that answer: a
+	// connection lost without a word (a network partition) counts as a
+	// gap after at most twice this, not after TCP gives up on it.
+	Probe time.Duration
 }
 
 // New returns the PostgreSQL transport: db publishes, url opens the
 // listening connection.
 func New(db *sql.DB, url string, log *slog.Logger) *Transport {
-	return &Transport{db: db, url: url, log: log, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}
+	return &Transport{db: db, url: url, log: log, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
+		Probe: time.Second}
 }
 
 // Publish implements events.Transport.
@@ -88,7 +95,15 @@ func (p *Transport) listen(ctx context.Context) (*pgx.Conn, error) {
 
 func (p *Transport) receive(ctx context.Context, conn *pgx.Conn, deliver func(events.Notice)) error {
 	for {
-		msg, err := conn.WaitForNotification(ctx)
+		wait, cancel := context.WithTimeout(ctx, p.Probe)
+		msg, err := conn.WaitForNotification(wait)
+		cancel()
+		if err != nil && pgconn.Timeout(err) && ctx.Err() == nil {
+			if err := p.probe(ctx, conn); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -99,4 +114,14 @@ func (p *Transport) receive(ctx context.Context, conn *pgx.Conn, deliver func(ev
 		}
 		deliver(n)
 	}
+}
+
+// probe makes sure a quiet listening connection still answers. A wait
+// that timed out leaves the connection usable (pgx only closes it on
+// other errors).
+func (p *Transport) probe(ctx context.Context, conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, p.Probe)
+	defer cancel()
+	_, err := conn.Exec(ctx, "SELECT 1")
+	return err
 }

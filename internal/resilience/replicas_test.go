@@ -169,7 +169,7 @@ func TestReplicasShareRateLimits(t *testing.T) {
 	}
 }
 
-// A session signed out on one replica is gone on the other at once, and
+// A session signed out on one replica is gone on the other within 100 ms, and
 // a live-ops change published anywhere reaches both.
 func TestReplicasSeeOneAnother(t *testing.T) {
 	rs := startReplicas(t, nil)
@@ -181,8 +181,15 @@ func TestReplicasSeeOneAnother(t *testing.T) {
 	if status, body, _ := rs.send(t, a.URL, "POST", "/api/auth/player/sign-out", "192.0.2.1", cookie, map[string]any{}); status != http.StatusOK {
 		t.Fatalf("sign-out on a: %d %s", status, body)
 	}
-	if status, body, _ := rs.send(t, b.URL, "GET", "/api/auth/player/get-session", "192.0.2.1", cookie, nil); status != http.StatusOK || !bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
-		t.Fatalf("get-session on b right after sign-out on a: %d %s; want null", status, body)
+	// b had the session cached: it forgets it when a's notice arrives,
+	// within milliseconds (TestReplicasRevocationLatency holds the p99).
+	var status int
+	var body []byte
+	if !waitFor(t, 100*time.Millisecond, func() bool {
+		status, body, _ = rs.send(t, b.URL, "GET", "/api/auth/player/get-session", "192.0.2.1", cookie, nil)
+		return status == http.StatusOK && bytes.Equal(bytes.TrimSpace(body), []byte("null"))
+	}) {
+		t.Fatalf("get-session on b 100ms after sign-out on a: %d %s; want null", status, body)
 	}
 
 	seed := time.Now().UnixNano()%1_000_000_000 + 1

@@ -239,9 +239,10 @@ func TestReplicasRevocationLatency(t *testing.T) {
 }
 
 // When a replica's listening connection is terminated, the replica
-// serves no session from its cache until it listens again: a session
-// signed out elsewhere in the gap, whose notice it never receives, is
-// refused at once.
+// serves no session from its cache from the moment it finds the
+// connection gone until it listens again: a session signed out elsewhere
+// in that gap, whose notice it never receives, is refused at once, and
+// its stream ends.
 func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 	rs := startReplicas(t, nil)
 	a, b := rs.replicas[0].URL, rs.replicas[1].URL
@@ -251,12 +252,16 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// The first session also has a stream on B, which must end: after the
+	// gap B checks the sessions of its streams before their snapshots.
+	streamEnded, lines := openStream(t, b, cookies[0])
 	for round, cookie := range cookies {
 		for range 2 {
 			if status := getSession(t, b, cookie); status != http.StatusOK {
 				t.Fatalf("round %d: get-session on B before: %d", round, status)
 			}
 		}
+		lost := len(rs.replicas[1].logLines(listenerLost))
 		var killed int
 		if err := db.Bun().NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 			WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(t.Context(), &killed); err != nil {
@@ -264,6 +269,12 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 		}
 		if killed != 2 {
 			t.Fatalf("round %d: terminated %d listeners, want the replicas' 2", round, killed)
+		}
+		// The gap starts when B finds its connection gone. Until then no
+		// process can tell a dead listener from a quiet one; the window is
+		// the time B takes to read the server's termination message.
+		if !waitFor(t, 5*time.Second, func() bool { return len(rs.replicas[1].logLines(listenerLost)) > lost }) {
+			t.Fatalf("round %d: B did not notice its listener's end within 5s", round)
 		}
 		signOut(t, rs, a, cookie)
 		for i := range 20 { // through the gap and after B listens again
@@ -275,8 +286,18 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 		if !waitFor(t, 10*time.Second, func() bool { return listeners(t, db) == 2 }) {
 			t.Fatalf("round %d: the listeners did not come back", round)
 		}
+		if round == 0 {
+			select {
+			case <-streamEnded:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("B's stream of the signed-out session still open 10s later: %q", lines())
+			}
+		}
 	}
 }
+
+// listenerLost is what a serve logs when its listening connection ends.
+const listenerLost = "event listener lost its connection; reconnecting"
 
 // listeners counts the LISTEN connections on the replicas' database.
 func listeners(t *testing.T, db *store.DB) int {
