@@ -2,14 +2,15 @@
 // version pinned in package.json), the way the web clients use it, with
 // the cookie jar of jar.mjs.
 //
-//   npm ci && node check.mjs http://127.0.0.1:8080
+//   npm ci && node check.mjs http://127.0.0.1:8080 [trusted origin]
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { client as jarClient } from "./jar.mjs";
 
 const base = process.argv[2] ?? "http://127.0.0.1:8080";
+const origin = process.argv[3] ?? base; // a trusted origin of the server
 
-const client = (mount) => jarClient(base, mount).auth;
+const client = (mount) => jarClient(base, mount, [], origin).auth;
 
 const n = Date.now().toString(36);
 const email = `ba-${n}@example.com`, password = "correct horse battery";

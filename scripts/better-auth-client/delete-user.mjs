@@ -2,11 +2,13 @@
 // against a running platformctl without mail configured (so a password or
 // a fresh session deletes at once).
 //
-//   npm ci && node delete-user.mjs http://127.0.0.1:8080
-import { client } from "./jar-client.mjs";
+//   npm ci && node delete-user.mjs http://127.0.0.1:8080 [trusted origin]
+import { client as jarClient } from "./jar.mjs";
 import assert from "node:assert/strict";
 
 const base = process.argv[2] ?? "http://127.0.0.1:8080";
+const origin = process.argv[3] ?? base; // a trusted origin of the server
+const client = (base, mount) => jarClient(base, mount, [], origin).auth;
 const n = Date.now().toString(36);
 const password = "correct horse battery";
 

@@ -2,7 +2,7 @@
 // has none); the Origin header stands in for the browser's.
 import { createAuthClient } from "better-auth/client";
 
-export function client(base, mount, plugins = []) {
+export function client(base, mount, plugins = [], origin = base) {
   const jar = new Map();
   const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
   const store = (response) => {
@@ -19,7 +19,7 @@ export function client(base, mount, plugins = []) {
     basePath: mount,
     plugins,
     fetchOptions: {
-      headers: { Origin: base },
+      headers: { Origin: origin },
       onRequest(ctx) {
         if (jar.size) ctx.headers.set("cookie", cookieHeader());
         return ctx;
