@@ -2,8 +2,11 @@ package lifecycle_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/lifecycle"
@@ -44,6 +47,13 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A provider identity and an authenticator app, named but never
+	// shown: no subject, no seed.
+	now := time.Now().UTC()
+	storetest.Exec(t, srv.App.DB, "INSERT INTO user_identities (id, user_id, provider, issuer, subject, email, created_at, updated_at) VALUES (?, ?, 'op', 'https://op.example', 'subject-1', '', ?, ?)",
+		uuid.New(), r.me.User.ID, now, now)
+	storetest.Exec(t, srv.App.DB, "INSERT INTO two_factors (user_id, secret, verified, created_at, updated_at) VALUES (?, 'sealed-seed', TRUE, ?, ?)",
+		r.me.User.ID, now, now)
 	c := srv.Client(t)
 	c.AddSession(p)
 	res = c.Do("GET", "/api/player/export", nil)
@@ -53,6 +63,13 @@ func TestExport(t *testing.T) {
 	res.Decode(t, &e)
 	if len(e.Decks) == 0 || len(e.Audit) < 2 || len(e.Social) != 2 {
 		t.Errorf("rich export: %d decks, %d audit entries, %d edges", len(e.Decks), len(e.Audit), len(e.Social))
+	}
+	if len(e.LinkedAccounts) != 1 || e.LinkedAccounts[0].ProviderID != "op" ||
+		len(e.SecondFactors) != 1 || e.SecondFactors[0].Kind != "totp" {
+		t.Errorf("rich export: linked %+v, factors %+v", e.LinkedAccounts, e.SecondFactors)
+	}
+	if strings.Contains(string(res.Body), "subject-1") || strings.Contains(string(res.Body), "sealed-seed") {
+		t.Errorf("the export shows a subject or a seed: %s", res.Body)
 	}
 
 	storetest.AgeSessions(t, srv.App.DB, me.User.ID, 10*time.Minute)

@@ -55,6 +55,12 @@ var UserReferences = []UserReference{
 	{"player_decks", "user_id", eraseRows},
 	{"deletion_tokens", "user_id", eraseRows},
 	{"user_suspensions", "user_id", eraseRows},
+	{"user_identities", "user_id", eraseRows},
+	{"two_factor_challenges", "user_id", eraseRows},
+	{"backup_codes", "user_id", eraseRows},
+	{"two_factors", "user_id", eraseRows},
+	{"passkey_ceremonies", "user_id", eraseRows},
+	{"passkeys", "user_id", eraseRows},
 }
 
 // Lifecycle returns the store of account deletion, export and suspension.

@@ -46,6 +46,11 @@ func (s *LifecycleStore) Export(ctx context.Context, u *account.User) (*lifecycl
 				Where("user_id = ?", u.ID).OrderExpr("created_at, id").Scan(ctx, &e.Pending)
 		},
 		func() error { return s.exportAudit(ctx, u, e) },
+		func() error {
+			return db.NewSelect().TableExpr("user_identities").ColumnExpr("provider AS provider_id, created_at").
+				Where("user_id = ?", u.ID).OrderExpr("created_at, id").Scan(ctx, &e.LinkedAccounts)
+		},
+		func() error { return s.exportFactors(ctx, u, e) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -91,5 +96,26 @@ func (s *LifecycleStore) exportAudit(ctx context.Context, u *account.User, e *li
 		}
 		e.Audit = append(e.Audit, a)
 	}
+	return nil
+}
+
+// exportFactors lists the confirmed authenticator app and the passkeys by
+// kind, name and date; never a secret, a code or a credential.
+func (s *LifecycleStore) exportFactors(ctx context.Context, u *account.User, e *lifecycle.Export) error {
+	db := s.db.bun
+	var totp []lifecycle.ExportFactor
+	err := db.NewSelect().TableExpr("two_factors").
+		ColumnExpr("'totp' AS kind, 'authenticator app' AS name, created_at").
+		Where("user_id = ? AND verified", u.ID).Scan(ctx, &totp)
+	if err != nil {
+		return err
+	}
+	var passkeys []lifecycle.ExportFactor
+	err = db.NewSelect().TableExpr("passkeys").ColumnExpr("'passkey' AS kind, name, created_at").
+		Where("user_id = ?", u.ID).OrderExpr("created_at, id").Scan(ctx, &passkeys)
+	if err != nil {
+		return err
+	}
+	e.SecondFactors = append(append(e.SecondFactors, totp...), passkeys...)
 	return nil
 }
