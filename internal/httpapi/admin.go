@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
@@ -55,6 +56,28 @@ func adminRoutes(d Deps) []adminRoute {
 				return nil, err
 			}
 			return d.Admin.RevokeSessions(r.Context(), actor, id.String(), in)
+		})},
+		{"POST /api/admin/users/{id}/suspend", role.SessionsWrite, adminPost(d, decode[suspendRequest], func(r *http.Request, actor string, in suspendRequest) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Lifecycle.Suspend(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason, in.until())
+		})},
+		{"POST /api/admin/users/{id}/unsuspend", role.SessionsWrite, adminPost(d, decode[reasonRequest], func(r *http.Request, actor string, in reasonRequest) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			lifted, err := d.Lifecycle.Unsuspend(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason)
+			return unsuspended{Lifted: lifted}, err
+		})},
+		{"POST /api/admin/users/{id}/factors/reset", role.SessionsWrite, adminPost(d, decode[reasonRequest], func(r *http.Request, actor string, in reasonRequest) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Auth.SupportResetFactors(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason)
 		})},
 		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, decode[admin.IssueRequest], func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
 			id, err := uuidParam(r, "id")
@@ -190,4 +213,23 @@ func uuidParam(r *http.Request, name string) (uuid.UUID, error) {
 		return uuid.Nil, platform.Invalid(name, "must be a UUID")
 	}
 	return id, nil
+}
+
+// suspendRequest is the body of a suspension: why, and until when (none:
+// until support lifts it).
+type suspendRequest struct {
+	Reason string     `json:"reason"`
+	Until  *time.Time `json:"until"`
+}
+
+func (r suspendRequest) until() time.Time {
+	if r.Until == nil {
+		return time.Time{}
+	}
+	return *r.Until
+}
+
+// unsuspended answers an unsuspension: whether a suspension was lifted.
+type unsuspended struct {
+	Lifted bool `json:"lifted"`
 }

@@ -342,3 +342,73 @@ func TestAdminLiveOpsAndRoles(t *testing.T) {
 		t.Fatalf("me: %d %s", res.Status, res.Body)
 	}
 }
+
+// TestAdminSuspendAndResetFactors has a support administrator suspend a
+// player over the API: the player's stream ends, their cookie stops
+// working and a sign-in answers ACCOUNT_SUSPENDED with details.until;
+// after the unsuspension the player signs in again. A factor reset needs
+// a reason and ends the player's sessions. Every change is audited under
+// the administrator's id.
+func TestAdminSuspendAndResetFactors(t *testing.T) {
+	srv := apitest.New(t)
+	support := srv.CreateAdminWithRole(t, "support")
+	player := srv.SignUpPlayer(t)
+	path := "/api/admin/users/" + player.User.ID.String()
+	stream, res := player.Client.OpenEvents("")
+	if res != nil {
+		t.Fatalf("open events: %d %s", res.Status, res.Body)
+	}
+	defer stream.Close()
+	stream.NextOf(t, "snapshot", 10*time.Second)
+
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	res = support.Client.Do("POST", path+"/suspend", map[string]any{"reason": "chargeback fraud", "until": until})
+	if res.Status != 200 {
+		t.Fatalf("suspend: %d %s", res.Status, res.Body)
+	}
+	stream.NextOf(t, "session.ended", 10*time.Second)
+	stream.Ended(t, 10*time.Second)
+	if res := player.Client.Do("GET", "/api/player/bootstrap", nil); res.Status != 401 {
+		t.Fatalf("the suspended player's cookie still works: %d", res.Status)
+	}
+	signIn := func() *apitest.Response {
+		return srv.Client(t).Do("POST", "/api/auth/player/sign-in/email",
+			map[string]string{"email": player.User.Email, "password": player.Password})
+	}
+	res = signIn()
+	if res.Status != 403 || res.Code() != "ACCOUNT_SUSPENDED" || !strings.Contains(string(res.Body), until.Format("2006-01-02T15:04:05")) {
+		t.Fatalf("sign-in while suspended: %d %s", res.Status, res.Body)
+	}
+	if res := support.Client.Do("POST", path+"/unsuspend", map[string]string{}); res.Status != 400 {
+		t.Fatalf("unsuspend without a reason: %d %s", res.Status, res.Body)
+	}
+	res = support.Client.Do("POST", path+"/unsuspend", map[string]string{"reason": "refund cleared"})
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"lifted":true`) {
+		t.Fatalf("unsuspend: %d %s", res.Status, res.Body)
+	}
+	if res := signIn(); res.Status != 200 {
+		t.Fatalf("sign-in after the unsuspension: %d %s", res.Status, res.Body)
+	}
+
+	if res := support.Client.Do("POST", path+"/factors/reset", map[string]string{}); res.Status != 400 {
+		t.Fatalf("factor reset without a reason: %d %s", res.Status, res.Body)
+	}
+	res = support.Client.Do("POST", path+"/factors/reset", map[string]string{"reason": "lost phone, ID checked"})
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"sessionsEnded":`) {
+		t.Fatalf("factor reset: %d %s", res.Status, res.Body)
+	}
+
+	for _, action := range []string{"", "&action=factor.reset"} {
+		res = support.Client.Do("GET", "/api/admin/audit?user="+player.User.ID.String()+action, nil)
+		var page admin.AuditPage
+		res.Decode(t, &page)
+		if res.Status != 200 || len(page.Entries) == 0 {
+			t.Fatalf("audit%s: %d %s", action, res.Status, res.Body)
+		}
+		for _, e := range page.Entries {
+			if e.Actor != "admin:"+support.User.ID.String() {
+				t.Errorf("audit entry %s by %q, want the administrator's id", e.Action, e.Actor)
+			}
+		}
+	}
+}
