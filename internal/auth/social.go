@@ -231,6 +231,9 @@ func (s *Social) Begin(ctx context.Context, in SocialStart, link, guest *Princip
 	if err != nil {
 		return nil, err
 	}
+	if err := s.requireFreshLink(link); err != nil {
+		return nil, err
+	}
 	if err := s.CheckURLs(in); err != nil {
 		return nil, err
 	}

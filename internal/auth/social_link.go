@@ -322,6 +322,9 @@ func (s *Social) verifyIDToken(ctx context.Context, providerID string, tok IDTok
 // to the signed-in principal, under the same rules as /link-social's
 // callback, and opens no session.
 func (s *Social) LinkIDToken(ctx context.Context, providerID string, tok IDToken, p *Principal) error {
+	if err := s.requireFreshLink(p); err != nil {
+		return err
+	}
 	prof, err := s.verifyIDToken(ctx, providerID, tok)
 	if err != nil {
 		return err
@@ -383,6 +386,9 @@ func (s *Social) ListAccounts(ctx context.Context, p *Principal) ([]LinkedAccoun
 // from the principal's account, never the last way in, and tells the
 // owner by mail.
 func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID string) error {
+	if err := s.requireFreshLink(p); err != nil {
+		return err
+	}
 	id, err := uuid.Parse(accountID)
 	notFound := platform.Errorf(platform.KindInvalid, CodeAccountNotFound, "Account not found")
 	if err != nil || id == p.User.ID {
@@ -436,4 +442,15 @@ func (s *Social) UnlinkAccount(ctx context.Context, p *Principal, accountID stri
 	}
 	s.auth.mailer.Wake()
 	return nil
+}
+
+// requireFreshLink asks a recent sign-in (RequireFresh) of whoever links
+// or unlinks a provider: a stolen long-lived cookie must not add a way in.
+// A guest is spared: it has no other way in to protect, and no password
+// to sign in with again. p nil (a sign-in, not a link) passes.
+func (s *Social) requireFreshLink(p *Principal) error {
+	if p == nil || p.User.IsAnonymous {
+		return nil
+	}
+	return s.auth.RequireFresh(p)
 }

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/oauth2"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/oidctest"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 const socialMount = "/api/auth/player"
@@ -429,6 +431,16 @@ func TestSocialLinkFromASignedInAccount(t *testing.T) {
 		t.Fatalf("hank's accounts after an ID-token link %+v", accounts)
 	}
 	wantMail(t, e.srv, "hank@example.com", "account-linked")
+
+	// Adding or removing a way in needs a recent sign-in: a session older
+	// than the fresh age is refused before anything is linked.
+	ivy := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "ivy@example.com", Name: "Ivy", Nickname: "ivy_local", Password: apitest.DefaultPassword})
+	markVerified(t, e.srv, "ivy@example.com")
+	storetest.AgeSessions(t, e.srv.App.DB, ivy.User.ID, time.Hour)
+	res = ivy.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op", "callbackURL": "/linked"})
+	expect(t, res, http.StatusForbidden, "SESSION_NOT_FRESH")
+	res = ivy.Client.Do("POST", socialMount+"/unlink-account", map[string]any{"accountId": uuid.NewString()})
+	expect(t, res, http.StatusForbidden, "SESSION_NOT_FRESH")
 }
 
 // Apple answers with a form POST; the callback sends the browser on to
