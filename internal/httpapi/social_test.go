@@ -656,3 +656,45 @@ func wantMail(t *testing.T, srv *apitest.Server, to, template string) {
 		t.Fatalf("%d %s mails to %s, want 1", n, template, to)
 	}
 }
+
+// The second factor gates a provider's way in as it does a password: a
+// callback for an account with an authenticator app opens no session; it
+// sends the browser on with twoFactorRedirect=true and the signed
+// two_factor cookie, and an ID-token sign-in answers twoFactorRedirect.
+func TestSocialSignInAsksForTheSecondFactor(t *testing.T) {
+	e := newSocialServer(t)
+	c := e.srv.Client(t)
+	e.signIn(t, c, "carol", map[string]any{"callbackURL": "/play"})
+	u := sessionUser(t, c)
+	now := time.Now().UTC()
+	storetest.Exec(t, e.srv.App.DB, "INSERT INTO two_factors (user_id, secret, verified, created_at, updated_at) VALUES (?, 'sealed-seed', TRUE, ?, ?)",
+		u.ID, now, now)
+
+	c2 := e.srv.Client(t)
+	loc := e.signIn(t, c2, "carol", map[string]any{"callbackURL": "/play"})
+	if loc.Path != "/play" || loc.Query().Get("twoFactorRedirect") != "true" || loc.Query().Get("twoFactorMethods") == "" {
+		t.Fatalf("callback of a 2FA account went to %s", loc)
+	}
+	if u2 := sessionUser(t, c2); u2 != nil {
+		t.Fatalf("a session was opened before the second factor: %+v", u2)
+	}
+	base, err := url.Parse(e.srv.URL + socialMount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var twoFactor bool
+	for _, ck := range c2.HTTP.Jar.Cookies(base) {
+		twoFactor = twoFactor || strings.HasSuffix(ck.Name, "two_factor")
+	}
+	if !twoFactor {
+		t.Fatalf("no two_factor cookie after the callback: %v", c2.HTTP.Jar.Cookies(base))
+	}
+
+	token, access := e.idToken(t, e.web, "carol", "n")
+	res := e.srv.Client(t).Do("POST", socialMount+"/sign-in/social", map[string]any{"provider": "op",
+		"idToken": map[string]any{"token": token, "nonce": "n", "accessToken": access}})
+	expect(t, res, http.StatusOK, "")
+	if !strings.Contains(string(res.Body), `"twoFactorRedirect":true`) || strings.Contains(string(res.Body), `"token"`) {
+		t.Fatalf("ID-token sign-in of a 2FA account: %s", res.Body)
+	}
+}
