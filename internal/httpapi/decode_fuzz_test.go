@@ -48,6 +48,7 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"lifecycle.DeleteRequest":  decodeOnly[lifecycle.DeleteRequest],
 	"socialRequest":            decodeOnly[socialRequest],
 	"unlinkRequest":            decodeOnly[unlinkRequest],
+	"suspendRequest":           decodeOnly[suspendRequest],
 	"passwordRequest":          decodeOnly[passwordRequest],
 	"codeRequest":              decodeOnly[codeRequest],
 	"passkeyResponseRequest":   decodeOnly[passkeyResponseRequest],
