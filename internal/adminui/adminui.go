@@ -15,13 +15,16 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -39,6 +42,8 @@ type Deps struct {
 	Log   *slog.Logger
 	Auth  *auth.Service
 	Admin *admin.Service
+	// Lifecycle suspends and unsuspends accounts, as `users suspend` does.
+	Lifecycle *lifecycle.Service
 	// ClientIP names the client of a request, as the API does.
 	ClientIP func(r *http.Request) string
 }
@@ -67,6 +72,9 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET /admin/users", c.signedIn(role.PlayersRead, c.users))
 	mux.HandleFunc("GET /admin/users/{id}", c.signedIn(role.PlayersRead, c.user))
 	mux.HandleFunc("POST /admin/users/{id}/revoke", c.signedIn(role.SessionsWrite, c.revoke))
+	mux.HandleFunc("POST /admin/users/{id}/suspend", c.signedIn(role.SessionsWrite, c.suspend))
+	mux.HandleFunc("POST /admin/users/{id}/unsuspend", c.signedIn(role.SessionsWrite, c.unsuspend))
+	mux.HandleFunc("POST /admin/users/{id}/factors/reset", c.signedIn(role.SessionsWrite, c.resetFactors))
 	mux.HandleFunc("GET /admin/mail", c.signedIn(role.PlayersRead, c.mail))
 	mux.HandleFunc("POST /admin/mail/{id}/retry", c.signedIn(role.TokensIssue, c.retry))
 	mux.HandleFunc("GET /admin/audit", c.signedIn(role.AuditRead, c.audit))
@@ -294,7 +302,9 @@ func notice(r *http.Request) string {
 	if n, err := strconv.Atoi(q.Get("revoked")); err == nil && n >= 0 {
 		return "Revoked " + strconv.Itoa(n) + " session(s)."
 	}
-	return map[string]string{"retried": "The message is queued again.", "published": "Published a new live-ops version."}[q.Get("done")]
+	return map[string]string{"retried": "The message is queued again.", "published": "Published a new live-ops version.",
+		"suspended": "Suspended: every session ended, sign-in refused.", "unsuspended": "The suspension is lifted.",
+		"factors": "Second factors and passkeys removed; the player was mailed and signed out."}[q.Get("done")]
 }
 
 func (c *console) mail(w http.ResponseWriter, r *http.Request, me caller) {
@@ -354,4 +364,44 @@ func (c *console) setSeed(w http.ResponseWriter, r *http.Request, me caller) {
 		return
 	}
 	http.Redirect(w, r, "/admin/liveops?done=published", http.StatusSeeOther)
+}
+
+// suspend suspends the player until the form's date (none: until lifted),
+// through the service `users suspend` calls.
+func (c *console) suspend(w http.ResponseWriter, r *http.Request, me caller) {
+	var until time.Time
+	if v := r.PostFormValue("until"); v != "" {
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			c.fail(w, r, "users", view{Title: "Player", Me: me.p.User, CSRF: me.csrf},
+				platform.Invalid("until", "must be a date, YYYY-MM-DD"))
+			return
+		}
+		until = t.UTC()
+	}
+	id := r.PathValue("id")
+	_, err := c.d.Lifecycle.Suspend(r.Context(), admin.ActorOf(me.p.User), account.RealmPlayer, id, r.PostFormValue("reason"), until)
+	c.afterChange(w, r, me, id, "suspended", err)
+}
+
+func (c *console) unsuspend(w http.ResponseWriter, r *http.Request, me caller) {
+	id := r.PathValue("id")
+	_, err := c.d.Lifecycle.Unsuspend(r.Context(), admin.ActorOf(me.p.User), account.RealmPlayer, id, r.PostFormValue("reason"))
+	c.afterChange(w, r, me, id, "unsuspended", err)
+}
+
+func (c *console) resetFactors(w http.ResponseWriter, r *http.Request, me caller) {
+	id := r.PathValue("id")
+	_, err := c.d.Auth.SupportResetFactors(r.Context(), admin.ActorOf(me.p.User), account.RealmPlayer, id, r.PostFormValue("reason"))
+	c.afterChange(w, r, me, id, "factors", err)
+}
+
+// afterChange shows the player's page again with the notice done, or the
+// error of the change.
+func (c *console) afterChange(w http.ResponseWriter, r *http.Request, me caller, id, done string, err error) {
+	if err != nil {
+		c.fail(w, r, "users", view{Title: "Player", Me: me.p.User, CSRF: me.csrf}, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/users/"+url.PathEscape(id)+"?done="+done, http.StatusSeeOther)
 }

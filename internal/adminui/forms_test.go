@@ -10,6 +10,9 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
+	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 )
 
 type page struct {
@@ -125,5 +128,28 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 	}
 	if p := get(t, c, detail+"?revoked=%3Cb%3E&done=you+are+fired"); strings.Contains(p.body, "fired") || strings.Contains(p.body, "<b>") {
 		t.Errorf("a link puts words in the console: %s", p.body)
+	}
+
+	// Suspend, lift and reset factors from the player's page: each a
+	// genuine form, each refused without the token, each audited.
+	for _, step := range []struct{ path, notice string }{
+		{"/suspend", "Suspended"}, {"/unsuspend", "The suspension is lifted."}, {"/factors/reset", "Second factors and passkeys removed"},
+	} {
+		if p := send(t, c, "POST", detail+step.path, srv.URL, url.Values{"reason": {"x"}}); p.status != 403 {
+			t.Errorf("%s without a token: %d", step.path, p.status)
+		}
+		p := send(t, c, "POST", detail+step.path, srv.URL, url.Values{"reason": {"ticket 9"}, "csrf": {m[1]}})
+		if p.status != 303 {
+			t.Fatalf("%s: %d %s", step.path, p.status, p.body)
+		}
+		if p := get(t, c, srv.URL+p.header.Get("Location")); !strings.Contains(p.body, step.notice) {
+			t.Errorf("after %s: %d %s", step.path, p.status, p.body)
+		}
+	}
+	for _, action := range []string{lifecycle.ActionSuspend, lifecycle.ActionUnsuspend, auth.ActionFactorsReset} {
+		entries, err := srv.App.Audit.List(t.Context(), audit.Filter{Action: action})
+		if err != nil || len(entries) != 1 || entries[0].Actor != "admin:"+support.User.ID.String() {
+			t.Errorf("audit of %s: %+v (%v)", action, entries, err)
+		}
 	}
 }
