@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"errors"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -68,6 +69,7 @@ func New(d Deps) http.Handler {
 	mux.HandleFunc("GET /admin", c.home)
 	mux.HandleFunc("GET /admin/{$}", c.home)
 	mux.HandleFunc("POST /admin/sign-in", c.signIn)
+	mux.HandleFunc("POST /admin/sign-in/second-factor", c.signInSecondFactor)
 	mux.HandleFunc("POST /admin/sign-out", c.signedIn("", c.signOut))
 	mux.HandleFunc("GET /admin/users", c.signedIn(role.PlayersRead, c.users))
 	mux.HandleFunc("GET /admin/users/{id}", c.signedIn(role.PlayersRead, c.user))
@@ -103,6 +105,9 @@ type view struct {
 	AuditQuery                 admin.AuditQuery
 	LiveOps                    *liveops.Snapshot
 	CanWrite                   bool
+	// SecondFactor makes the sign-in page ask for the code of an
+	// administrator whose password was right.
+	SecondFactor bool
 }
 
 // Can reports whether the signed-in administrator's role holds p, so that
@@ -214,31 +219,78 @@ func (c *console) home(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *console) signInPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.signInStep(w, r, status, view{Title: "Sign in", Error: msg})
+}
+
+// signInStep renders a step of the sign-in with a fresh form token.
+func (c *console) signInStep(w http.ResponseWriter, r *http.Request, status int, v view) {
 	token := uuid.NewString()
 	http.SetCookie(w, &http.Cookie{Name: loginCSRFCookie, Value: token, Path: "/admin", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	c.render(w, status, "signin", view{Title: "Sign in", Error: msg, CSRF: token})
+	v.CSRF = token
+	c.render(w, status, "signin", v)
 }
 
-func (c *console) signIn(w http.ResponseWriter, r *http.Request) {
+// genuineSignIn reports whether a sign-in form came from the console
+// itself (a trusted origin and the form's own token), and answers it
+// when it did not.
+func (c *console) genuineSignIn(w http.ResponseWriter, r *http.Request) bool {
 	if err := c.d.Auth.Origins().CheckLogin(r); err != nil {
 		c.signInPage(w, r, http.StatusForbidden, "This sign-in did not come from the console; try again.")
-		return
+		return false
 	}
 	ck, err := r.Cookie(loginCSRFCookie)
 	if err != nil || ck.Value == "" || !hmac.Equal([]byte(ck.Value), []byte(r.PostFormValue("csrf"))) {
 		c.signInPage(w, r, http.StatusForbidden, "The form is stale; try again.")
+		return false
+	}
+	return true
+}
+
+func (c *console) signIn(w http.ResponseWriter, r *http.Request) {
+	if !c.genuineSignIn(w, r) {
 		return
 	}
 	client := auth.Client{IPAddress: c.d.ClientIP(r), UserAgent: r.UserAgent()}
 	p, err := c.d.Auth.SignIn(r.Context(), account.RealmAdmin, r.PostFormValue("email"), r.PostFormValue("password"), false, client)
+	if req, ok := errors.AsType[*auth.SecondFactorRequired](err); ok {
+		// The password was right; the challenge rides in the signed
+		// two_factor cookie, as on the API.
+		http.SetCookie(w, c.d.Auth.Cookies().TwoFactorCookie(account.RealmAdmin, req.Token))
+		c.signInStep(w, r, http.StatusOK, view{Title: "Second factor", SecondFactor: true})
+		return
+	}
+	c.signedInAs(w, r, p, err, false)
+}
+
+// signInSecondFactor completes a sign-in with the authenticator's code or
+// a backup code.
+func (c *console) signInSecondFactor(w http.ResponseWriter, r *http.Request) {
+	if !c.genuineSignIn(w, r) {
+		return
+	}
+	client := auth.Client{IPAddress: c.d.ClientIP(r), UserAgent: r.UserAgent()}
+	p, err := c.d.Auth.VerifySecondFactor(r.Context(), nil, client, auth.SecondFactorProof{
+		Code: r.PostFormValue("code"), Backup: r.PostFormValue("backup") != "",
+		ChallengeToken: c.d.Auth.Cookies().TwoFactorToken(account.RealmAdmin, r)})
+	c.signedInAs(w, r, p, err, true)
+}
+
+// signedInAs sets the session of a completed sign-in and opens the
+// players' page, or shows the step again with why it failed.
+func (c *console) signedInAs(w http.ResponseWriter, r *http.Request, p *auth.Principal, err error, secondFactor bool) {
 	if err != nil {
 		msg := "internal error"
 		if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal {
 			msg = pe.Message
+		} else {
+			c.d.Log.ErrorContext(r.Context(), "console sign-in failed", "error", err)
 		}
-		c.signInPage(w, r, http.StatusUnauthorized, msg)
+		c.signInStep(w, r, http.StatusUnauthorized, view{Title: "Sign in", Error: msg, SecondFactor: secondFactor})
 		return
+	}
+	if secondFactor {
+		http.SetCookie(w, c.d.Auth.Cookies().ClearTwoFactorCookie(account.RealmAdmin))
 	}
 	for _, ck := range c.d.Auth.Cookies().SessionCookies(account.RealmAdmin, p.Token, false) {
 		http.SetCookie(w, ck)

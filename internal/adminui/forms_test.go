@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pquerna/otp/totp"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
@@ -151,5 +154,64 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 		if err != nil || len(entries) != 1 || entries[0].Actor != "admin:"+support.User.ID.String() {
 			t.Errorf("audit of %s: %+v (%v)", action, entries, err)
 		}
+	}
+}
+
+// An administrator holding a second factor signs in to the console in
+// two steps: the password opens no session, it asks for the code; a wrong
+// code is refused on the same step, a backup code completes it.
+func TestConsoleSignInAsksForTheSecondFactor(t *testing.T) {
+	srv := apitest.New(t)
+	support := srv.CreateAdminWithRole(t, "support")
+	ctx, client := t.Context(), auth.Client{IPAddress: "192.0.2.9", UserAgent: "console-test"}
+	p, err := srv.App.Auth.SignIn(ctx, account.RealmAdmin, support.User.Email, support.Password, false, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	en, err := srv.App.Auth.EnableTOTP(ctx, p, client, support.Password, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri, err := url.Parse(en.TOTPURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCode(uri.Query().Get("secret"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.App.Auth.VerifySecondFactor(ctx, p, client, auth.SecondFactorProof{Code: code}); err != nil {
+		t.Fatalf("confirm the enrolment: %v", err)
+	}
+
+	c := srv.Client(t).HTTP
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	step := func(p page) string {
+		t.Helper()
+		m := csrfField.FindStringSubmatch(p.body)
+		if m == nil {
+			t.Fatalf("no form token: %d %s", p.status, p.body)
+		}
+		return m[1]
+	}
+	first := send(t, c, "POST", srv.URL+"/admin/sign-in", srv.URL, url.Values{
+		"email": {support.User.Email}, "password": {support.Password}, "csrf": {step(get(t, c, srv.URL+"/admin/users"))}})
+	if first.status != 200 || !strings.Contains(first.body, `name="code"`) {
+		t.Fatalf("the password step: %d %s", first.status, first.body)
+	}
+	if p := get(t, c, srv.URL+"/api/admin/me"); p.status != 401 {
+		t.Fatalf("a session before the second factor: %d", p.status)
+	}
+	wrong := send(t, c, "POST", srv.URL+"/admin/sign-in/second-factor", srv.URL, url.Values{"code": {"000000"}, "csrf": {step(first)}})
+	if wrong.status != 401 || !strings.Contains(wrong.body, `name="code"`) {
+		t.Fatalf("a wrong code: %d %s", wrong.status, wrong.body)
+	}
+	done := send(t, c, "POST", srv.URL+"/admin/sign-in/second-factor", srv.URL, url.Values{
+		"code": {en.BackupCodes[0]}, "backup": {"1"}, "csrf": {step(wrong)}})
+	if done.status != 303 || done.header.Get("Location") != "/admin/users" {
+		t.Fatalf("a backup code: %d %s", done.status, done.body)
+	}
+	if p := get(t, c, srv.URL+"/admin/users"); p.status != 200 {
+		t.Fatalf("after the second factor: %d", p.status)
 	}
 }

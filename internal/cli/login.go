@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -30,13 +32,23 @@ func newLoginCmd(e *env) *cobra.Command {
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return withExit(ExitUsage, fmt.Errorf("--server %q must be an http(s) URL such as https://play.example.com", server))
 			}
-			password, err := readLoginPassword(e)
+			lines := bufio.NewReader(io.LimitReader(e.stdin, 8192)) // the password, then a code
+			password, err := readLoginPassword(e, lines)
 			if err != nil {
 				return withExit(ExitUsage, err)
 			}
-			s, err := signIn(cmd.Context(), u.Scheme+"://"+u.Host, strings.TrimSpace(email), password)
+			s, secondFactor, err := signIn(cmd.Context(), u.Scheme+"://"+u.Host, strings.TrimSpace(email), password)
 			if err != nil {
 				return err
+			}
+			if secondFactor {
+				code, err := readLoginCode(e, lines)
+				if err != nil {
+					return withExit(ExitUsage, err)
+				}
+				if err := newRemote(s).verifySecondFactor(cmd.Context(), code); err != nil {
+					return err
+				}
 			}
 			me, err := newRemote(s).Me(cmd.Context())
 			if err != nil {
@@ -59,7 +71,7 @@ func newLoginCmd(e *env) *cobra.Command {
 
 // readLoginPassword asks once on a terminal, with echo off, or reads the
 // first line of stdin.
-func readLoginPassword(e *env) (string, error) {
+func readLoginPassword(e *env, lines *bufio.Reader) (string, error) {
 	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprint(e.stderr, "Password: ")
 		pw, err := term.ReadPassword(int(f.Fd()))
@@ -69,11 +81,35 @@ func readLoginPassword(e *env) (string, error) {
 		}
 		return string(pw), nil
 	}
-	pw, err := readLine(e.stdin)
+	pw, err := nextLine(lines)
 	if err != nil {
 		return "", fmt.Errorf("read the password from stdin: %w", err)
 	}
 	return pw, nil
+}
+
+// readLoginCode asks for the second factor of an account that holds one:
+// the authenticator app's code or a backup code, on the terminal or as
+// the next line of stdin.
+func readLoginCode(e *env, lines *bufio.Reader) (string, error) {
+	fmt.Fprint(e.stderr, "Code from your authenticator app (or a backup code): ")
+	code, err := nextLine(lines)
+	if err != nil {
+		return "", fmt.Errorf("read the second factor's code: %w", err)
+	}
+	return strings.TrimSpace(code), nil
+}
+
+// nextLine returns the next non-empty line of r.
+func nextLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	if line = strings.TrimRight(line, "\r\n"); line == "" {
+		return "", errors.New("nothing on stdin")
+	}
+	return line, nil
 }
 
 func newLogoutCmd(e *env) *cobra.Command {

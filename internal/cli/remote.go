@@ -315,42 +315,77 @@ func (c *remote) IssueToken(ctx context.Context, ref string, in admin.IssueReque
 	return &out, c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/tokens", in, &out)
 }
 
-// signIn opens an administrator session on server and returns its cookies.
-func signIn(ctx context.Context, server, email, password string) (*savedSession, error) {
+// signIn opens an administrator session on server and returns its
+// cookies; secondFactor tells that the account holds one, and the
+// session opens only once verifySecondFactor passed.
+func signIn(ctx context.Context, server, email, password string) (_ *savedSession, secondFactor bool, _ error) {
 	s := &savedSession{Server: strings.TrimRight(server, "/"), Email: email, Cookies: map[string]string{}}
-	c := newRemote(s)
-	body, err := json.Marshal(map[string]any{"email": email, "password": password, "rememberMe": true})
+	raw, err := newRemote(s).exchange(ctx, "/sign-in/email", map[string]any{"email": email, "password": password, "rememberMe": true})
+	if err != nil {
+		return nil, false, err
+	}
+	var answer struct {
+		TwoFactorRedirect bool `json:"twoFactorRedirect"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return nil, false, fmt.Errorf("sign-in: unexpected answer: %w", err)
+	}
+	if len(s.Cookies) == 0 {
+		return nil, false, errors.New("the server signed you in but set no session cookie")
+	}
+	return s, answer.TwoFactorRedirect, nil
+}
+
+// verifySecondFactor completes a sign-in with the authenticator's code
+// (six digits) or a backup code; the session's cookies replace the
+// challenge's.
+func (c *remote) verifySecondFactor(ctx context.Context, code string) error {
+	path := "/two-factor/verify-backup-code"
+	if len(code) == 6 && strings.Trim(code, "0123456789") == "" {
+		path = "/two-factor/verify-totp"
+	}
+	_, err := c.exchange(ctx, path, map[string]any{"code": code})
+	return err
+}
+
+// exchange posts body to the admin realm's auth route path with the
+// session's cookies and keeps the cookies the answer sets or clears. It
+// returns the body of a 200.
+func (c *remote) exchange(ctx context.Context, path string, body any) ([]byte, error) {
+	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", s.Server+auth.MountPath(account.RealmAdmin)+"/sign-in/email", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", c.s.Server+auth.MountPath(account.RealmAdmin)+path, bytes.NewReader(payload))
 	if err != nil {
 		return nil, platform.Invalid("server", "is not a URL")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", originOf(s.Server))
+	req.Header.Set("Origin", originOf(c.s.Server))
+	for name, value := range c.s.Cookies {
+		req.AddCookie(&http.Cookie{Name: name, Value: value})
+	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable, Message: "cannot reach " + s.Server}).Wrap(err)
+		return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable, Message: "cannot reach " + c.s.Server}).Wrap(err)
 	}
 	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil {
+		return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
+			Message: "the answer of " + c.s.Server + " was cut short"}).Wrap(err)
+	}
 	if res.StatusCode != http.StatusOK {
-		raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-		if err != nil {
-			return nil, (&platform.Error{Kind: platform.KindUnavailable, Code: platform.CodeUnavailable,
-				Message: "the answer of " + s.Server + " was cut short"}).Wrap(err)
-		}
 		return nil, remoteError(res.StatusCode, raw)
 	}
 	for _, ck := range res.Cookies() {
-		if ck.MaxAge >= 0 && ck.Value != "" {
-			s.Cookies[ck.Name] = ck.Value
+		if ck.MaxAge < 0 || ck.Value == "" {
+			delete(c.s.Cookies, ck.Name)
+		} else {
+			c.s.Cookies[ck.Name] = ck.Value
 		}
 	}
-	if len(s.Cookies) == 0 {
-		return nil, errors.New("the server signed you in but set no session cookie")
-	}
-	return s, nil
+	return raw, nil
 }
 
 // signOut ends the saved session on its server.

@@ -2,14 +2,21 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pquerna/otp/totp"
+
+	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
 )
 
 // TestRemoteMode signs in to a running server with platformctl login and
@@ -97,5 +104,51 @@ func TestRemoteMode(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(config, "platformctl", "session.json")); !os.IsNotExist(err) {
 		t.Fatalf("the session file is still there: %v", err)
+	}
+}
+
+// An administrator holding a second factor logs in with the password and
+// then the code, both read from stdin: a wrong code saves no session, a
+// backup code completes the login.
+func TestRemoteLoginWithASecondFactor(t *testing.T) {
+	srv := apitest.New(t)
+	support := srv.CreateAdminWithRole(t, "support")
+	ctx, client := t.Context(), auth.Client{IPAddress: "192.0.2.9", UserAgent: "cli-test"}
+	p, err := srv.App.Auth.SignIn(ctx, account.RealmAdmin, support.User.Email, support.Password, false, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	en, err := srv.App.Auth.EnableTOTP(ctx, p, client, support.Password, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri, err := url.Parse(en.TOTPURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCode(uri.Query().Get("secret"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.App.Auth.VerifySecondFactor(ctx, p, client, auth.SecondFactorProof{Code: code}); err != nil {
+		t.Fatalf("confirm the enrolment: %v", err)
+	}
+	config := t.TempDir()
+	env := map[string]string{"XDG_CONFIG_HOME": config, "USER": "alice"}
+	login := func(stdin string) result {
+		t.Helper()
+		return runIn(t, env, stdin, "login", "--server", srv.URL, "--email", support.User.Email)
+	}
+	if r := login(support.Password + "\n000000\n"); r.code == 0 {
+		t.Fatalf("login with a wrong code: exit 0 %s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(config, "platformctl", "session.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed second factor saved a session: %v", err)
+	}
+	if r := login(support.Password + "\n" + en.BackupCodes[0] + "\n"); r.code != 0 {
+		t.Fatalf("login with a backup code: exit %d %s", r.code, r.stderr)
+	}
+	if r := runIn(t, env, "", "whoami"); r.code != 0 || !strings.Contains(r.stdout, support.User.Email) {
+		t.Fatalf("whoami after the login: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
