@@ -31,6 +31,24 @@ func handleDeleteUser(d Deps, realm account.Realm) http.Handler {
 	})
 }
 
+// handleDeleteAnonymousUser is the anonymous plugin's POST
+// /delete-anonymous-user: a guest deletes itself and its cookies go.
+func handleDeleteAnonymousUser(d Deps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Lifecycle.DeleteGuest(r.Context(), principalFrom(r)); err != nil {
+			respondErr(w, r, d.Log, err)
+			return
+		}
+		setCookies(w, d.Auth.Cookies().ClearCookies(account.RealmPlayer))
+		respond(w, http.StatusOK, guestDeleted{Success: true})
+	})
+}
+
+// guestDeleted answers /delete-anonymous-user, as the anonymous plugin.
+type guestDeleted struct {
+	Success bool `json:"success"`
+}
+
 // handleDeleteUserCallback is better-auth's GET /delete-user/callback,
 // the mailed link: it needs the same account's session, deletes, and
 // redirects to callbackURL (with ?error=CODE on a refusal) or answers

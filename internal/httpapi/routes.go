@@ -107,4 +107,5 @@ func addSocialRoutes(mux *routeTable, d Deps, mount string) {
 	mux.Handle("GET "+mount+"/list-accounts", requireSession(d, account.RealmPlayer, handleListAccounts(d)))
 	mux.Handle("POST "+mount+"/unlink-account", requireSession(d, account.RealmPlayer, handleUnlinkAccount(d)))
 	mux.Handle("POST "+mount+"/sign-in/anonymous", handleSignInAnonymous(d))
+	mux.Handle("POST "+mount+"/delete-anonymous-user", requireSession(d, account.RealmPlayer, handleDeleteAnonymousUser(d)))
 }

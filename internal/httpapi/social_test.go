@@ -698,3 +698,33 @@ func TestSocialSignInAsksForTheSecondFactor(t *testing.T) {
 		t.Fatalf("ID-token sign-in of a 2FA account: %s", res.Body)
 	}
 }
+
+// A guest deletes itself, with its deck, and is gone: its cookie no
+// longer works and a tombstone answers for its id. An account that is no
+// guest is refused with USER_IS_NOT_ANONYMOUS.
+func TestGuestDeletesItself(t *testing.T) {
+	e := newSocialServer(t)
+	c := e.srv.Client(t)
+	res := c.Do("POST", socialMount+"/sign-in/anonymous", nil)
+	expect(t, res, http.StatusOK, "")
+	var out struct{ User account.User }
+	res.Decode(t, &out)
+	res = call(t, c, "POST", "/api/player/decks/import", map[string]any{"code": deckCode(t, legal...), "name": "Guest deck"})
+	expect(t, res, http.StatusCreated, "")
+
+	res = c.Do("POST", socialMount+"/delete-anonymous-user", map[string]any{})
+	expect(t, res, http.StatusOK, "")
+	if res := c.Do("GET", "/api/player/bootstrap", nil); res.Status != http.StatusUnauthorized {
+		t.Fatalf("the deleted guest's cookie: %d", res.Status)
+	}
+	if n := storetest.Count(t, e.srv.App.DB, "SELECT count(*) FROM player_decks WHERE user_id = ?", out.User.ID); n != 0 {
+		t.Fatalf("the guest's decks survived: %d", n)
+	}
+	if _, err := e.srv.App.Lifecycle.Tombstone(t.Context(), out.User.ID); err != nil {
+		t.Fatalf("no tombstone for the deleted guest: %v", err)
+	}
+
+	player := e.srv.SignUpPlayer(t)
+	res = player.Client.Do("POST", socialMount+"/delete-anonymous-user", map[string]any{})
+	expect(t, res, http.StatusForbidden, "USER_IS_NOT_ANONYMOUS")
+}

@@ -27,6 +27,7 @@ const (
 // Reasons a deletion records on its tombstone.
 const (
 	ReasonSelfService = "self-service"
+	ReasonGuest       = "guest-self-service"
 )
 
 // DeleteRequest is the body of better-auth's POST /delete-user.
@@ -89,6 +90,16 @@ func (s *Service) DeleteSelf(ctx context.Context, p *auth.Principal, in DeleteRe
 		return nil, err
 	}
 	return &DeleteResult{Success: true, Message: MessageDeleted}, nil
+}
+
+// DeleteGuest is the anonymous plugin's POST /delete-anonymous-user: a
+// guest deletes itself at once. It has no password to prove and no
+// address a link could reach, and its session is its only way in.
+func (s *Service) DeleteGuest(ctx context.Context, p *auth.Principal) error {
+	if !p.User.IsAnonymous {
+		return errNotAnonymous
+	}
+	return s.deleteUser(ctx, p.User.ID, p.User.ID.String(), ReasonGuest, false, nil)
 }
 
 // mailDeletionLink stores a single-use token and enqueues its link in one
@@ -262,6 +273,9 @@ func (s *Service) deleteTx(ctx context.Context, tx Tx, u *account.User, actor, r
 		Details: map[string]string{"realm": string(u.Realm)}}
 	if err := tx.InsertAudit(ctx, entry); err != nil {
 		return nil, err
+	}
+	if u.IsAnonymous {
+		return []func(context.Context){ended, left}, nil // a guest's address is a placeholder
 	}
 	msg, err := s.mailer.Compose(mail.TemplateAccountDeleted, u.Email, mail.Data{Name: u.Name, Email: u.Email}, now.Add(s.opts.TokenTTL))
 	if err != nil {

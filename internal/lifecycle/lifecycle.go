@@ -31,6 +31,7 @@ const (
 	CodeAdminNotSelfService  = "ADMIN_DELETION_NOT_SELF_SERVICE"
 	CodeInvalidPassword      = "INVALID_PASSWORD"
 	CodeDeletionTokenInvalid = "INVALID_TOKEN"
+	CodeUserIsNotAnonymous   = "USER_IS_NOT_ANONYMOUS"
 )
 
 var (
@@ -42,6 +43,7 @@ var (
 		"Administrators are deleted with the admin tools")
 	errInvalidPassword = platform.Errorf(platform.KindInvalid, CodeInvalidPassword, "Invalid password")
 	errInvalidToken    = platform.Errorf(platform.KindNotFound, CodeDeletionTokenInvalid, "Invalid token")
+	errNotAnonymous    = platform.Errorf(platform.KindForbidden, CodeUserIsNotAnonymous, "User is not anonymous")
 )
 
 // Tombstone is what remains of a deleted account: its id (never given out

@@ -71,4 +71,14 @@ res = await browse(back);
 assert.equal(res.status, 302);
 assert.match(res.headers.get("location"), /error=state_(not_found|mismatch)/);
 
+// A second guest deletes itself with the plugin's deleteAnonymousUser.
+const { auth: g } = client(base, "/api/auth/player", [anonymousClient()]);
+r = await g.signIn.anonymous();
+assert.equal(r.error, null, JSON.stringify(r.error));
+r = await g.deleteAnonymousUser();
+assert.equal(r.error, null, JSON.stringify(r.error));
+assert.equal(r.data.success, true);
+r = await g.getSession();
+assert.equal(r.data, null);
+
 console.log("better-auth social and anonymous client: ok");
