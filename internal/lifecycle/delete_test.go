@@ -160,6 +160,18 @@ func TestDeleteLeavesNoReference(t *testing.T) {
 	if _, err := srv.App.Auth.SignUp(ctx, account.RealmPlayer, again, true, clientOf()); platform.ErrorCode(err) != account.CodeNicknameTaken {
 		t.Errorf("sign-up with the quarantined nickname = %v, want %s", err, account.CodeNicknameTaken)
 	}
+	// A living account cannot take them by a profile change either.
+	other := srv.SignUpPlayer(t)
+	res := other.Client.Do("POST", "/api/profile/request-profile-change",
+		map[string]string{"name": "Other", "nickname": r.me.User.Nickname, "callbackURL": srv.URL + "/confirm"})
+	if res.Code() != account.CodeNicknameTaken {
+		t.Errorf("profile change to the quarantined nickname: %d %s", res.Status, res.Body)
+	}
+	res = other.Client.Do("POST", "/api/profile/request-email-change",
+		map[string]string{"newEmail": r.me.User.Email, "callbackURL": srv.URL + "/confirm"})
+	if res.Status != 422 || res.Code() != account.CodeUserExists {
+		t.Errorf("email change to the quarantined email: %d %s", res.Status, res.Body)
+	}
 }
 
 // With no quarantine the email is free at once.

@@ -111,7 +111,7 @@ func (s *Service) apply(ctx context.Context, tx Tx, c *Change, u *account.User, 
 }
 
 func (s *Service) applyProfile(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
-	if err := nicknameFree(c.NewNickname)(ctx, tx, u); err != nil {
+	if err := s.nicknameFree(c.NewNickname)(ctx, tx, u); err != nil {
 		return nil, false, err
 	}
 	if err := tx.UpdateProfile(ctx, u.ID, c.NewName, c.NewNickname, now); err != nil {
@@ -127,7 +127,7 @@ func (s *Service) applyProfile(ctx context.Context, tx Tx, c *Change, u *account
 // applyOldEmail: the old address approved; now the new one must prove it
 // receives mail, with a token of its own and a fresh window.
 func (s *Service) applyOldEmail(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
-	if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
+	if err := s.emailFree(c.NewEmail)(ctx, tx, u); err != nil {
 		return nil, false, err
 	}
 	token, hash, err := s.newToken()
@@ -154,7 +154,7 @@ func (s *Service) applyOldEmail(ctx context.Context, tx Tx, c *Change, u *accoun
 }
 
 func (s *Service) applyNewEmail(ctx context.Context, tx Tx, c *Change, u *account.User, now time.Time) (*Confirmation, bool, error) {
-	if err := emailFree(c.NewEmail)(ctx, tx, u); err != nil {
+	if err := s.emailFree(c.NewEmail)(ctx, tx, u); err != nil {
 		return nil, false, err
 	}
 	if err := tx.UpdateEmail(ctx, u.ID, c.NewEmail, now); err != nil {

@@ -168,6 +168,9 @@ type Tx interface {
 	NicknameTaken(ctx context.Context, realm account.Realm, nickname string, except uuid.UUID) (bool, error)
 	// EmailTaken reports whether another user of realm has email.
 	EmailTaken(ctx context.Context, realm account.Realm, email string, except uuid.UUID) (bool, error)
+	// Quarantined reports whether key (account.QuarantineEmailKey or
+	// account.QuarantineNicknameKey) is reserved at now for a deleted account.
+	Quarantined(ctx context.Context, key string, now time.Time) (bool, error)
 	// UpdateProfile, UpdateEmail (which also marks it verified and
 	// deletes the password-reset and verification tokens mailed to the old
 	// address) and SetPasswordHash return the account package's errors for
@@ -248,11 +251,13 @@ type Service struct {
 	origins  Origins
 	audit    *audit.Log
 	tokenKey []byte
-	ttl      time.Duration
-	limiter  Limiter
-	rule     ratelimit.Rule
-	watcher  SessionWatcher
-	now      func() time.Time
+	// secret keys the quarantine of deleted accounts' emails and nicknames.
+	secret  string
+	ttl     time.Duration
+	limiter Limiter
+	rule    ratelimit.Rule
+	watcher SessionWatcher
+	now     func() time.Time
 }
 
 // Deps are the services a profile Service works with.
@@ -296,6 +301,7 @@ func New(d Deps, opts Options) (*Service, error) {
 		origins:  d.Origins,
 		audit:    d.Audit,
 		tokenKey: tokenKey(opts.Secret),
+		secret:   opts.Secret,
 		ttl:      opts.TokenTTL,
 		limiter:  opts.Limiter,
 		rule:     requestRule(opts.RateLimit, opts.RateWindow),

@@ -66,7 +66,7 @@ func (s *Service) RequestProfileChange(ctx context.Context, u *account.User, in 
 		userID: u.ID,
 		change: Change{Type: TypeProfile, Step: StepConfirm, NewName: name, NewNickname: nickname,
 			CallbackURL: callback, RequestedBy: requestedByUser},
-		check: nicknameFree(nickname),
+		check: s.nicknameFree(nickname),
 		send:  true,
 	})
 	return err
@@ -105,7 +105,7 @@ func (s *Service) RequestEmailChange(ctx context.Context, u *account.User, in Em
 		userID: u.ID,
 		change: Change{Type: TypeEmail, Step: StepOldEmail, NewEmail: newEmail,
 			CallbackURL: callback, RequestedBy: requestedByUser},
-		check: emailFree(newEmail),
+		check: s.emailFree(newEmail),
 		send:  true,
 	})
 	return err
@@ -191,9 +191,14 @@ func addFieldProblems(fields platform.FieldErrors, err error) {
 	}
 }
 
-func nicknameFree(nickname string) func(context.Context, Tx, *account.User) error {
+// nicknameFree refuses a nickname another user holds, or a deleted
+// account's within its quarantine, with the same answer.
+func (s *Service) nicknameFree(nickname string) func(context.Context, Tx, *account.User) error {
 	return func(ctx context.Context, tx Tx, u *account.User) error {
 		taken, err := tx.NicknameTaken(ctx, u.Realm, nickname, u.ID)
+		if err == nil && !taken {
+			taken, err = tx.Quarantined(ctx, account.QuarantineNicknameKey(s.secret, u.Realm, nickname), s.clock())
+		}
 		if err != nil {
 			return err
 		}
@@ -204,9 +209,14 @@ func nicknameFree(nickname string) func(context.Context, Tx, *account.User) erro
 	}
 }
 
-func emailFree(email string) func(context.Context, Tx, *account.User) error {
+// emailFree refuses an email another user holds, or a deleted account's
+// within its quarantine, with the same answer.
+func (s *Service) emailFree(email string) func(context.Context, Tx, *account.User) error {
 	return func(ctx context.Context, tx Tx, u *account.User) error {
 		taken, err := tx.EmailTaken(ctx, u.Realm, email, u.ID)
+		if err == nil && !taken {
+			taken, err = tx.Quarantined(ctx, account.QuarantineEmailKey(s.secret, u.Realm, email), s.clock())
+		}
 		if err != nil {
 			return err
 		}

@@ -193,7 +193,7 @@ func (s *Service) issuedChange(ctx context.Context, in IssueInput, u *account.Us
 		}
 		addFieldProblems(fields, account.ValidateName(c.NewName))
 		addFieldProblems(fields, account.ValidateNickname(c.NewNickname))
-		p.check = nicknameFree(c.NewNickname)
+		p.check = s.nicknameFree(c.NewNickname)
 	case TypeEmail:
 		c.Step, c.NewEmail = StepOldEmail, account.NormalizeEmail(in.NewEmail)
 		if in.SkipOldEmail {
@@ -208,7 +208,7 @@ func (s *Service) issuedChange(ctx context.Context, in IssueInput, u *account.Us
 		case c.NewEmail == u.Email:
 			fields.Add("newEmail", "is already the account's email")
 		}
-		p.check = emailFree(c.NewEmail)
+		p.check = s.emailFree(c.NewEmail)
 	case TypePassword:
 		c.Step = StepConfirm
 		if prob := newPasswordProblem(in.NewPassword); prob != "" {
