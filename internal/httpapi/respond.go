@@ -81,6 +81,10 @@ func respond(w http.ResponseWriter, status int, v any) {
 	w.Write(append(body, '\n')) //nolint:errcheck // the client went away; nothing to do
 }
 
+// statusClientClosed is the status logged for a request its client
+// abandoned (nginx's convention).
+const statusClientClosed = 499
+
 // respondErr writes err in the error model. Expected errors show their
 // code and message; anything else is logged once, with the request id, and
 // answered as a bare INTERNAL_ERROR.
@@ -88,6 +92,14 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	var he *httpError
 	if errors.As(err, &he) {
 		respond(w, he.status, errorBody{Code: he.code, Message: he.message})
+		return
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client closed the request before its answer: nothing failed
+		// here, and nobody reads what is written. The access log shows
+		// nginx's 499 for it instead of a 500.
+		log.DebugContext(r.Context(), "client closed the request", "request_id", RequestID(r.Context()), "error", err)
+		w.WriteHeader(statusClientClosed)
 		return
 	}
 	pe, ok := platform.As(err)
