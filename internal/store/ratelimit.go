@@ -33,16 +33,22 @@ func (db *DB) RateLimits() *RateLimits { return &RateLimits{db: db} }
 // row for every key: it inserts the missing rows empty (tat 0, which no
 // rule counts) and returns NULL, and Allow runs it again, when every
 // attempt on the key queues on the one row.
+//
+// Attempts are stamped before they wait for the row, so they may reach it
+// out of order; each counts at the latest time the key has seen (seen), so
+// that one stamped a moment before its predecessor is not refused below
+// the limit.
 const rateLimitPostgres = `WITH req(key, step, burst) AS (VALUES %s),
-locked AS (SELECT key, tat FROM rate_limits WHERE key IN (SELECT key FROM req) ORDER BY key FOR UPDATE),
+locked AS (SELECT key, tat, seen FROM rate_limits WHERE key IN (SELECT key FROM req) ORDER BY key FOR UPDATE),
 missing AS (INSERT INTO rate_limits (key, tat, step)
 	SELECT key, 0, step FROM req WHERE key NOT IN (SELECT key FROM locked) ORDER BY key
 	ON CONFLICT (key) DO NOTHING),
-cur AS (SELECT req.key, req.step, req.burst, GREATEST(locked.tat, $1::bigint) + req.step AS tat
+stamped AS (SELECT req.key, req.step, req.burst, locked.tat, GREATEST(locked.seen, $1::bigint) AS at
 	FROM req JOIN locked USING (key)),
+cur AS (SELECT key, step, burst, at, GREATEST(tat, at) + step AS tat FROM stamped),
 verdict AS (SELECT CASE WHEN (SELECT count(*) FROM cur) < (SELECT count(*) FROM req) THEN NULL
-	ELSE (SELECT MAX(tat - burst) FROM cur) - $1::bigint END AS wait),
-up AS (UPDATE rate_limits r SET tat = cur.tat, step = cur.step
+	ELSE (SELECT MAX(tat - burst - at) FROM cur) END AS wait),
+up AS (UPDATE rate_limits r SET tat = cur.tat, step = cur.step, seen = cur.at
 	FROM cur WHERE r.key = cur.key AND (SELECT wait FROM verdict) <= 0)
 SELECT wait FROM verdict`
 
