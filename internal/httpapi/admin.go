@@ -28,6 +28,11 @@ type adminRoute struct {
 // translates one request into one call of the admin service, as the
 // signed-in administrator (admin.ActorOf).
 func adminRoutes(d Deps) []adminRoute {
+	return append(adminUserRoutes(d), adminOpsRoutes(d)...)
+}
+
+// adminUserRoutes are the routes about the administrator and the players.
+func adminUserRoutes(d Deps) []adminRoute {
 	return []adminRoute{
 		{"GET /api/admin/me", role.ConsoleRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			return admin.Me(principalFrom(r).User), nil
@@ -86,6 +91,13 @@ func adminRoutes(d Deps) []adminRoute {
 			}
 			return d.Admin.IssueToken(r.Context(), in.Input(actor, id.String()))
 		})},
+	}
+}
+
+// adminOpsRoutes are the routes of the audit trail, the mail outbox,
+// live-ops and the administrators.
+func adminOpsRoutes(d Deps) []adminRoute {
+	return []adminRoute{
 		{"GET /api/admin/audit", role.AuditRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			q, err := auditQuery(r)
 			if err != nil {
