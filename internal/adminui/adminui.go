@@ -47,6 +47,9 @@ type Deps struct {
 	Lifecycle *lifecycle.Service
 	// ClientIP names the client of a request, as the API does.
 	ClientIP func(r *http.Request) string
+	// StatusOf is the API's one mapping of error kinds to HTTP statuses,
+	// so a page answers a refusal with the status its route would.
+	StatusOf func(platform.Kind) int
 }
 
 type console struct {
@@ -136,28 +139,12 @@ func (c *console) fail(w http.ResponseWriter, r *http.Request, page string, v vi
 	status := http.StatusInternalServerError
 	if pe, ok := platform.As(err); ok && pe.Kind != platform.KindInternal {
 		v.Error = pe.Message
-		status = statusOf(pe.Kind)
+		status = c.d.StatusOf(pe.Kind)
 	} else {
 		c.d.Log.ErrorContext(r.Context(), "console request failed", "path", r.URL.Path, "error", err)
 		v.Error = "internal error"
 	}
 	c.render(w, status, page, v)
-}
-
-func statusOf(k platform.Kind) int {
-	switch k {
-	case platform.KindInvalid:
-		return http.StatusBadRequest
-	case platform.KindUnauthenticated:
-		return http.StatusUnauthorized
-	case platform.KindForbidden:
-		return http.StatusForbidden
-	case platform.KindNotFound:
-		return http.StatusNotFound
-	case platform.KindUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusConflict
 }
 
 // csrfToken binds a form to one session: a MAC of the session token under

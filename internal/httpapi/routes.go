@@ -58,7 +58,7 @@ func addRoutes(mux *routeTable, d Deps) {
 	addAdminRoutes(mux, d)
 	if d.Admin != nil {
 		// The web console: server-rendered pages over the same plane.
-		ui := adminui.New(adminui.Deps{Log: d.Log, Auth: d.Auth, Admin: d.Admin, Lifecycle: d.Lifecycle,
+		ui := adminui.New(adminui.Deps{Log: d.Log, Auth: d.Auth, Admin: d.Admin, Lifecycle: d.Lifecycle, StatusOf: statusOf,
 			ClientIP: func(r *http.Request) string { return clientIP(r, d.Config.TrustedProxies) }})
 		mux.Handle("/admin", ui)
 		mux.Handle("/admin/", ui)
