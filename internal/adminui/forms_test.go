@@ -7,9 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/pquerna/otp/totp"
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/apitest"
@@ -163,26 +160,7 @@ func TestConsoleRefusesForgedForms(t *testing.T) {
 func TestConsoleSignInAsksForTheSecondFactor(t *testing.T) {
 	srv := apitest.New(t)
 	support := srv.CreateAdminWithRole(t, "support")
-	ctx, client := t.Context(), auth.Client{IPAddress: "192.0.2.9", UserAgent: "console-test"}
-	p, err := srv.App.Auth.SignIn(ctx, account.RealmAdmin, support.User.Email, support.Password, false, client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	en, err := srv.App.Auth.EnableTOTP(ctx, p, client, support.Password, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	uri, err := url.Parse(en.TOTPURI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := totp.GenerateCode(uri.Query().Get("secret"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.App.Auth.VerifySecondFactor(ctx, p, client, auth.SecondFactorProof{Code: code}); err != nil {
-		t.Fatalf("confirm the enrolment: %v", err)
-	}
+	en := srv.EnrolTOTP(t, support)
 
 	c := srv.Client(t).HTTP
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -3,20 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/pquerna/otp/totp"
-
-	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/audit"
-	"github.com/towerdefence/platformctl/internal/auth"
 )
 
 // TestRemoteMode signs in to a running server with platformctl login and
@@ -113,26 +107,7 @@ func TestRemoteMode(t *testing.T) {
 func TestRemoteLoginWithASecondFactor(t *testing.T) {
 	srv := apitest.New(t)
 	support := srv.CreateAdminWithRole(t, "support")
-	ctx, client := t.Context(), auth.Client{IPAddress: "192.0.2.9", UserAgent: "cli-test"}
-	p, err := srv.App.Auth.SignIn(ctx, account.RealmAdmin, support.User.Email, support.Password, false, client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	en, err := srv.App.Auth.EnableTOTP(ctx, p, client, support.Password, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	uri, err := url.Parse(en.TOTPURI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := totp.GenerateCode(uri.Query().Get("secret"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.App.Auth.VerifySecondFactor(ctx, p, client, auth.SecondFactorProof{Code: code}); err != nil {
-		t.Fatalf("confirm the enrolment: %v", err)
-	}
+	en := srv.EnrolTOTP(t, support)
 	config := t.TempDir()
 	env := map[string]string{"XDG_CONFIG_HOME": config, "USER": "alice"}
 	login := func(stdin string) result {
