@@ -43,6 +43,9 @@ type Deps struct {
 	Audit   *audit.Log
 	LiveOps *liveops.Service
 	Admins  *liveops.Admins
+	// Queues are the ids of the matchmaking queue presets, the queues a
+	// published live-ops event may feature.
+	Queues []string
 }
 
 // Service is the administrator plane.

@@ -179,6 +179,34 @@ func (s *Service) SetSeed(ctx context.Context, actor string, in SeedInput) (*liv
 	return s.d.LiveOps.SetSeed(ctx, actor, in.Size, in.Seed, in.Reason)
 }
 
+// PublishInput is a whole live-ops configuration to publish as the next
+// version, and why.
+type PublishInput struct {
+	Config liveops.Config `json:"config"`
+	Reason string         `json:"reason"`
+}
+
+// Publish publishes in.Config as the next live-ops version (validated
+// against the queue presets and audited by liveops). A configuration
+// equal to the newest one publishes nothing and returns the newest head.
+func (s *Service) Publish(ctx context.Context, actor string, in PublishInput) (*liveops.Head, error) {
+	return s.d.LiveOps.Publish(ctx, actor, in.Config, s.d.Queues, in.Reason)
+}
+
+// NewAdminInput is an administrator account to create.
+type NewAdminInput struct {
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	Password string `json:"password"`
+}
+
+// CreateAdmin creates an administrator account (checked by account,
+// audited by auth); an empty role is the default one.
+func (s *Service) CreateAdmin(ctx context.Context, actor string, in NewAdminInput) (*account.User, error) {
+	return s.d.Auth.CreateAdmin(ctx, actor, account.NewUser{Email: in.Email, Name: in.Name, Role: in.Role, Password: in.Password})
+}
+
 // MaxAdmins bounds the administrator list: a deployment has a handful.
 const MaxAdmins = 1000
 

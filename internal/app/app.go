@@ -240,9 +240,18 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		a.Metrics, a.httpMetrics = metrics.registry, metrics.http
 	}
 	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: sessions, Profile: profiles, Outbox: a.Outbox,
-		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins})
+		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins, Queues: queueIDs(queues)})
 	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
 	return a, nil
+}
+
+// queueIDs are the ids of the queue presets.
+func queueIDs(queues []matchmaking.Queue) []string {
+	ids := make([]string, len(queues))
+	for i, q := range queues {
+		ids[i] = q.ID
+	}
+	return ids
 }
 
 // deletionLinkTTL is the life of a mailed account deletion link, as

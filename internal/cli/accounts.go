@@ -15,7 +15,6 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
-	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
 )
@@ -44,14 +43,15 @@ func newAdminCreateCmd(e *env) *cobra.Command {
 		Short: "Create an administrator account (the only way one comes to exist)",
 		Long: "Create an administrator who signs in on /api/auth/admin. The password is asked for twice\n" +
 			"on a terminal, or read from the first line of stdin otherwise (8 to 128 characters).\n" +
-			"The creation is written to the audit log under --actor (or $PLATFORM_ACTOR, or your operating-system user).",
+			"Signed in (platformctl login) it needs the admins:write permission and is audited under your\n" +
+			"administrator account; on a database URL it is audited as break-glass:<operating-system user>.",
 		Args: cobra.NoArgs,
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			password, err := readNewPassword(e)
 			if err != nil {
 				return withExit(ExitUsage, err)
 			}
-			u, err := a.Auth.CreateAdmin(cmd.Context(), supportActor(e), account.NewUser{Email: email, Name: name, Role: role, Password: password})
+			u, err := p.CreateAdmin(cmd.Context(), admin.NewAdminInput{Email: email, Name: name, Role: role, Password: password})
 			if err != nil {
 				return flagNames(err)
 			}

@@ -15,12 +15,12 @@ import (
 func newLiveOpsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "liveops",
-		Short: "Show the live-ops configuration and change map seeds (live-ops staff)",
+		Short: "Show, publish and change map seeds of the live-ops configuration (live-ops staff)",
 		Long: "The live-ops configuration (flags with targeting, scheduled events, banners, messages, map\n" +
 			"seeds) is a series of published versions in the database; every change publishes the next\n" +
 			"version and is audited. Running servers use a new version on their next request.",
 	}
-	cmd.AddCommand(newLiveOpsShowCmd(e), newLiveOpsSetSeedCmd(e))
+	cmd.AddCommand(newLiveOpsShowCmd(e), newLiveOpsPublishCmd(e), newLiveOpsSetSeedCmd(e))
 	addActorFlag(cmd, e)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/user"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -12,6 +13,8 @@ import (
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/audit"
+	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/profile"
@@ -33,6 +36,12 @@ type plane interface {
 	SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.SeedChange, error)
 	SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error)
 	IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error)
+	Suspend(ctx context.Context, realm account.Realm, ref, reason string, until time.Time) (*auth.Suspension, error)
+	Unsuspend(ctx context.Context, realm account.Realm, ref, reason string) (lifted bool, _ error)
+	DeleteUser(ctx context.Context, realm account.Realm, ref, reason string) (*lifecycle.Tombstone, error)
+	ExportUser(ctx context.Context, realm account.Realm, ref string) (*lifecycle.Export, error)
+	CreateAdmin(ctx context.Context, in admin.NewAdminInput) (*account.User, error)
+	Publish(ctx context.Context, in admin.PublishInput) (*liveops.Head, error)
 }
 
 var (
@@ -99,6 +108,30 @@ func (l local) IssueToken(ctx context.Context, ref string, in admin.IssueRequest
 
 func (l local) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error) {
 	return l.svc.SetRole(ctx, l.actor, ref, in)
+}
+
+func (l local) Suspend(ctx context.Context, realm account.Realm, ref, reason string, until time.Time) (*auth.Suspension, error) {
+	return l.app.Lifecycle.Suspend(ctx, l.actor, realm, ref, reason, until)
+}
+
+func (l local) Unsuspend(ctx context.Context, realm account.Realm, ref, reason string) (bool, error) {
+	return l.app.Lifecycle.Unsuspend(ctx, l.actor, realm, ref, reason)
+}
+
+func (l local) DeleteUser(ctx context.Context, realm account.Realm, ref, reason string) (*lifecycle.Tombstone, error) {
+	return l.app.Lifecycle.DeleteBySupport(ctx, l.actor, realm, ref, reason)
+}
+
+func (l local) ExportUser(ctx context.Context, realm account.Realm, ref string) (*lifecycle.Export, error) {
+	return l.app.Lifecycle.ExportBySupport(ctx, l.actor, realm, ref)
+}
+
+func (l local) CreateAdmin(ctx context.Context, in admin.NewAdminInput) (*account.User, error) {
+	return l.svc.CreateAdmin(ctx, l.actor, in)
+}
+
+func (l local) Publish(ctx context.Context, in admin.PublishInput) (*liveops.Head, error) {
+	return l.svc.Publish(ctx, l.actor, in)
 }
 
 // planeRunE is the preamble of the support commands that work over

@@ -19,6 +19,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -179,7 +180,25 @@ func remoteError(status int, body []byte) error {
 	if !ok {
 		kind = platform.KindUnavailable
 	}
-	return &platform.Error{Kind: kind, Code: e.Code, Message: e.Message, Details: e.Details}
+	return &platform.Error{Kind: kind, Code: e.Code, Message: e.Message, Fields: fieldsOf(e.Details), Details: e.Details}
+}
+
+// fieldsOf takes details.fields, the problem of each invalid request
+// field, back out of an error's details, where the service had it as
+// Fields, so that the command names its own flags as on the database.
+func fieldsOf(details map[string]any) platform.FieldErrors {
+	raw, ok := details["fields"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	delete(details, "fields")
+	out := platform.FieldErrors{}
+	for field, problem := range raw {
+		if s, ok := problem.(string); ok {
+			out[field] = s
+		}
+	}
+	return out
 }
 
 func (c *remote) Me(ctx context.Context) (*liveops.CallerView, error) {
@@ -313,6 +332,69 @@ func (c *remote) IssueToken(ctx context.Context, ref string, in admin.IssueReque
 	}
 	var out profile.Issued
 	return &out, c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/tokens", in, &out)
+}
+
+// playerID resolves ref to a player's id for a route of the plane, which
+// serves players only: an administrator's account is changed on the
+// database (break-glass).
+func (c *remote) playerID(ctx context.Context, realm account.Realm, ref string) (uuid.UUID, error) {
+	if realm == account.RealmAdmin {
+		return uuid.Nil, errAdminRealmRemote
+	}
+	return c.userID(ctx, ref)
+}
+
+func (c *remote) Suspend(ctx context.Context, realm account.Realm, ref, reason string, until time.Time) (*auth.Suspension, error) {
+	id, err := c.playerID(ctx, realm, ref)
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{"reason": reason}
+	if !until.IsZero() {
+		body["until"] = until.UTC()
+	}
+	var out auth.Suspension
+	return &out, c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/suspend", body, &out)
+}
+
+func (c *remote) Unsuspend(ctx context.Context, realm account.Realm, ref, reason string) (bool, error) {
+	id, err := c.playerID(ctx, realm, ref)
+	if err != nil {
+		return false, err
+	}
+	var out struct {
+		Lifted bool `json:"lifted"`
+	}
+	err = c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/unsuspend", map[string]string{"reason": reason}, &out)
+	return out.Lifted, err
+}
+
+func (c *remote) DeleteUser(ctx context.Context, realm account.Realm, ref, reason string) (*lifecycle.Tombstone, error) {
+	id, err := c.playerID(ctx, realm, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out lifecycle.Tombstone
+	return &out, c.do(ctx, "POST", "/api/admin/users/"+id.String()+"/delete", map[string]string{"reason": reason}, &out)
+}
+
+func (c *remote) ExportUser(ctx context.Context, realm account.Realm, ref string) (*lifecycle.Export, error) {
+	id, err := c.playerID(ctx, realm, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out lifecycle.Export
+	return &out, c.do(ctx, "GET", "/api/admin/users/"+id.String()+"/export", nil, &out)
+}
+
+func (c *remote) CreateAdmin(ctx context.Context, in admin.NewAdminInput) (*account.User, error) {
+	out := account.User{Realm: account.RealmAdmin}
+	return &out, c.do(ctx, "POST", "/api/admin/admins", in, &out)
+}
+
+func (c *remote) Publish(ctx context.Context, in admin.PublishInput) (*liveops.Head, error) {
+	var out liveops.Head
+	return &out, c.do(ctx, "POST", "/api/admin/liveops", in, &out)
 }
 
 // signIn opens an administrator session on server and returns its

@@ -21,7 +21,9 @@ func newUsersCmd(e *env) *cobra.Command {
 			"session at once, on every replica, and refuses sign-in with ACCOUNT_SUSPENDED until it is\n" +
 			"lifted or its --until passes. A deletion is final: the account's rows go in one transaction,\n" +
 			"a tombstone keeps its id, and its email and nickname stay reserved for\n" +
-			"PLATFORM_DELETION_QUARANTINE. Every change is written to the audit log under your name.",
+			"PLATFORM_DELETION_QUARANTINE. Every change is written to the audit log: under your\n" +
+			"administrator account after platformctl login (players only), else as break-glass on the\n" +
+			"database.",
 	}
 	cmd.AddCommand(newUsersShowCmd(e), newUsersFindCmd(e), newUsersSearchCmd(e), newUsersDetailCmd(e),
 		newUsersExportCmd(e), newUsersDeleteCmd(e), newUsersSuspendCmd(e), newUsersUnsuspendCmd(e))
@@ -134,12 +136,12 @@ func newUsersExportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export --user EMAIL|ID",
 		Short: "Write everything held about an account as one JSON document (the player's own export)",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*f.realm)
 			if err != nil {
 				return err
 			}
-			doc, err := a.Lifecycle.ExportBySupport(cmd.Context(), r, f.user)
+			doc, err := p.ExportUser(cmd.Context(), r, f.user)
 			if err != nil {
 				return err
 			}
@@ -155,12 +157,12 @@ func newUsersDeleteCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete --user EMAIL|ID --reason TEXT",
 		Short: "Delete an account for good (administrators only this way, never the last admin)",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*f.realm)
 			if err != nil {
 				return err
 			}
-			ts, err := a.Lifecycle.DeleteBySupport(cmd.Context(), supportActor(e), r, f.user, strings.TrimSpace(f.reason))
+			ts, err := p.DeleteUser(cmd.Context(), r, f.user, strings.TrimSpace(f.reason))
 			if err != nil {
 				return flagNames(err)
 			}
@@ -181,7 +183,7 @@ func newUsersSuspendCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "suspend --user EMAIL|ID --reason TEXT [--until RFC3339|7d|24h]",
 		Short: "Suspend an account: end its sessions and refuse sign-in until lifted or --until",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*f.realm)
 			if err != nil {
 				return err
@@ -190,7 +192,7 @@ func newUsersSuspendCmd(e *env) *cobra.Command {
 			if err != nil {
 				return withExit(ExitUsage, err)
 			}
-			s, err := a.Lifecycle.Suspend(cmd.Context(), supportActor(e), r, f.user, strings.TrimSpace(f.reason), end)
+			s, err := p.Suspend(cmd.Context(), r, f.user, strings.TrimSpace(f.reason), end)
 			if err != nil {
 				return flagNames(err)
 			}
@@ -225,12 +227,12 @@ func newUsersUnsuspendCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unsuspend --user EMAIL|ID --reason TEXT",
 		Short: "Lift an account's suspension",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*f.realm)
 			if err != nil {
 				return err
 			}
-			had, err := a.Lifecycle.Unsuspend(cmd.Context(), supportActor(e), r, f.user, strings.TrimSpace(f.reason))
+			had, err := p.Unsuspend(cmd.Context(), r, f.user, strings.TrimSpace(f.reason))
 			if err != nil {
 				return flagNames(err)
 			}

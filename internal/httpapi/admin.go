@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,6 +78,20 @@ func adminUserRoutes(d Deps) []adminRoute {
 			lifted, err := d.Lifecycle.Unsuspend(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason)
 			return unsuspended{Lifted: lifted}, err
 		})},
+		{"POST /api/admin/users/{id}/delete", role.AdminsWrite, adminPost(d, decode[reasonRequest], func(r *http.Request, actor string, in reasonRequest) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Lifecycle.DeleteBySupport(r.Context(), actor, account.RealmPlayer, id.String(), strings.TrimSpace(in.Reason))
+		})},
+		{"GET /api/admin/users/{id}/export", role.PlayersRead, adminGet(d, func(r *http.Request, actor string) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Lifecycle.ExportBySupport(r.Context(), actor, account.RealmPlayer, id.String())
+		})},
 		{"POST /api/admin/users/{id}/factors/reset", role.SessionsWrite, adminPost(d, decode[reasonRequest], func(r *http.Request, actor string, in reasonRequest) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
@@ -129,11 +144,17 @@ func adminOpsRoutes(d Deps) []adminRoute {
 		{"GET /api/admin/liveops", role.LiveOpsRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			return d.Admin.LiveOps(r.Context())
 		})},
+		{"POST /api/admin/liveops", role.LiveOpsWrite, adminPost(d, decode[admin.PublishInput], func(r *http.Request, actor string, in admin.PublishInput) (any, error) {
+			return d.Admin.Publish(r.Context(), actor, in)
+		})},
 		{"POST /api/admin/liveops/seeds", role.LiveOpsWrite, adminPost(d, decode[admin.SeedInput], func(r *http.Request, actor string, in admin.SeedInput) (any, error) {
 			return d.Admin.SetSeed(r.Context(), actor, in)
 		})},
 		{"GET /api/admin/admins", role.AdminsWrite, adminGet(d, func(r *http.Request, _ string) (any, error) {
 			return d.Admin.Admins(r.Context())
+		})},
+		{"POST /api/admin/admins", role.AdminsWrite, adminPost(d, decode[admin.NewAdminInput], func(r *http.Request, actor string, in admin.NewAdminInput) (any, error) {
+			return d.Admin.CreateAdmin(r.Context(), actor, in)
 		})},
 		{"POST /api/admin/admins/{id}/role", role.AdminsWrite, adminPost(d, decode[admin.RoleInput], func(r *http.Request, actor string, in admin.RoleInput) (any, error) {
 			id, err := uuidParam(r, "id")

@@ -40,6 +40,8 @@ var bodyDecoders = map[string]func(*http.Request) error{
 	"reasonRequest":            decodeOnly[reasonRequest],
 	"admin.SeedInput":          decodeOnly[admin.SeedInput],
 	"admin.RoleInput":          decodeOnly[admin.RoleInput],
+	"admin.PublishInput":       decodeOnly[admin.PublishInput],
+	"admin.NewAdminInput":      decodeOnly[admin.NewAdminInput],
 	"optionalBody":             decodeOnly[optionalBody],
 	"confirmChangeRequest":     decodeOnly[confirmChangeRequest],
 	"profileChangeRequest":     decodeOnly[profileChangeRequest],

@@ -22,6 +22,7 @@ const (
 	ActionDelete    = "account.delete"
 	ActionSuspend   = "account.suspend"
 	ActionUnsuspend = "account.unsuspend"
+	ActionExport    = "account.export"
 )
 
 // Reasons a deletion records on its tombstone.

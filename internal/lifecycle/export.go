@@ -3,12 +3,15 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // ExportFormat is the version of the export document; it grows when a
@@ -135,12 +138,28 @@ func (s *Service) ExportOf(ctx context.Context, p *auth.Principal) (*Export, err
 }
 
 // ExportBySupport returns everything held about an account, for support.
-func (s *Service) ExportBySupport(ctx context.Context, realm account.Realm, userRef string) (*Export, error) {
+// The export is personal data leaving the platform, so it is handed out
+// only once the audit trail records actor taking it.
+func (s *Service) ExportBySupport(ctx context.Context, actor string, realm account.Realm, userRef string) (*Export, error) {
+	if strings.TrimSpace(actor) == "" {
+		return nil, platform.Invalid("actor", "is required")
+	}
 	u, err := s.auth.Accounts().Find(ctx, realm, userRef)
 	if err != nil {
 		return nil, err
 	}
-	return s.export(ctx, u)
+	e, err := s.export(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.InTx(ctx, func(ctx context.Context, tx Tx) error {
+		return tx.InsertAudit(ctx, &audit.Entry{At: e.ExportedAt, Actor: actor, Action: ActionExport, Target: u.ID.String(),
+			Details: map[string]string{"realm": string(realm)}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record the export: %w", err)
+	}
+	return e, nil
 }
 
 func (s *Service) export(ctx context.Context, u *account.User) (*Export, error) {

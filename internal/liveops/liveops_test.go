@@ -135,7 +135,7 @@ func TestPublish(t *testing.T) {
 	bad.Events[0].Queues = []string{"no-such-queue"}
 	_, err := f.svc.Publish(ctx, "os:bob", bad, []string{"casual-short"}, "")
 	pe, _ := platform.As(err)
-	if pe == nil || pe.Code != liveops.CodeInvalidConfig || len(pe.Details["problems"].([]liveops.Problem)) != 2 {
+	if pe == nil || pe.Code != liveops.CodeInvalidConfig || len(pe.Details["configProblems"].([]liveops.Problem)) != 2 {
 		t.Fatalf("invalid configuration: %v", err)
 	}
 	cfg.Flags[1].Enabled = true

@@ -19,8 +19,13 @@ const (
 )
 
 // CodeInvalidConfig is returned for a configuration that fails Validate;
-// details.problems lists every problem.
+// details.configProblems lists every problem. The key is its own, not
+// "problems", because the API's "problems" are a deck's broken rules, a
+// different shape.
 const CodeInvalidConfig = "LIVEOPS_CONFIG_INVALID"
+
+// DetailConfigProblems is the details key of CodeInvalidConfig's problems.
+const DetailConfigProblems = "configProblems"
 
 // maxReasonLen bounds the reason recorded with a change.
 const maxReasonLen = 500
@@ -90,7 +95,7 @@ func (s *Service) Publish(ctx context.Context, actor string, cfg Config, queues 
 	}
 	if ps := cfg.Validate(queues); ps != nil {
 		return nil, platform.Errorf(platform.KindInvalid, CodeInvalidConfig, "the live-ops configuration is invalid: %s", ps[0]).
-			WithDetails("problems", ps)
+			WithDetails(DetailConfigProblems, ps)
 	}
 	var unchanged *Head
 	published, err := s.publish(ctx, func(head *Head, _ *Config) (*Publication, *audit.Entry, error) {

@@ -44,7 +44,7 @@ const (
 	PlayersRead   Permission = "players:read"   // look up player accounts
 	SessionsWrite Permission = "sessions:write" // revoke sessions of players
 	TokensIssue   Permission = "tokens:issue"   // issue confirmation or reset tokens for a player
-	AdminsWrite   Permission = "admins:write"   // create administrators and change their roles
+	AdminsWrite   Permission = "admins:write"   // create administrators, change their roles, delete accounts
 )
 
 // table is the permission table. Keep each list in the order of the
