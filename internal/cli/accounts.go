@@ -16,6 +16,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/auth"
+	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 )
 
@@ -290,7 +291,8 @@ func newAuditListCmd(e *env) *cobra.Command {
 // auditActions are the actions the support tools and services record,
 // offered as completions of audit list --action.
 var auditActions = []string{auth.ActionAdminCreate, auth.ActionSessionsList, auth.ActionSessionsRevoke,
-	"mail.show", "mail.retry", "token.inspect", "token.issue", liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
+	"mail.show", "mail.retry", "token.inspect", "token.issue", lifecycle.ActionSuspend, lifecycle.ActionUnsuspend,
+	lifecycle.ActionExport, lifecycle.ActionDelete, liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
 
 // parseSince reads an RFC 3339 time or an age back from now: a Go duration
 // (24h, 90m) or whole days (7d).
