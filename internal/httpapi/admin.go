@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ type adminRoute struct {
 // translates one request into one call of the admin service, as the
 // signed-in administrator (admin.ActorOf).
 func adminRoutes(d Deps) []adminRoute {
-	return append(adminUserRoutes(d), adminOpsRoutes(d)...)
+	return slices.Concat(adminUserRoutes(d), adminAccountRoutes(d), adminOpsRoutes(d))
 }
 
 // adminUserRoutes are the routes about the administrator and the players.
@@ -63,6 +64,20 @@ func adminUserRoutes(d Deps) []adminRoute {
 			}
 			return d.Admin.RevokeSessions(r.Context(), actor, id.String(), in)
 		})},
+		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, decode[admin.IssueRequest], func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Admin.IssueToken(r.Context(), in.Input(actor, id.String()))
+		})},
+	}
+}
+
+// adminAccountRoutes are the routes that change a player's account:
+// suspension, second factors, export and deletion.
+func adminAccountRoutes(d Deps) []adminRoute {
+	return []adminRoute{
 		{"POST /api/admin/users/{id}/suspend", role.SessionsWrite, adminPost(d, decode[suspendRequest], func(r *http.Request, actor string, in suspendRequest) (any, error) {
 			id, err := uuidParam(r, "id")
 			if err != nil {
@@ -98,13 +113,6 @@ func adminUserRoutes(d Deps) []adminRoute {
 				return nil, err
 			}
 			return d.Auth.SupportResetFactors(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason)
-		})},
-		{"POST /api/admin/users/{id}/tokens", role.TokensIssue, adminPost(d, decode[admin.IssueRequest], func(r *http.Request, actor string, in admin.IssueRequest) (any, error) {
-			id, err := uuidParam(r, "id")
-			if err != nil {
-				return nil, err
-			}
-			return d.Admin.IssueToken(r.Context(), in.Input(actor, id.String()))
 		})},
 	}
 }
