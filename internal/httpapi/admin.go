@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,7 +97,7 @@ func adminAccountRoutes(d Deps) []adminRoute {
 			if err != nil {
 				return nil, err
 			}
-			return d.Lifecycle.DeleteBySupport(r.Context(), actor, account.RealmPlayer, id.String(), strings.TrimSpace(in.Reason))
+			return d.Lifecycle.DeleteBySupport(r.Context(), actor, account.RealmPlayer, id.String(), in.Reason)
 		})},
 		{"GET /api/admin/users/{id}/export", role.PlayersRead, adminGet(d, func(r *http.Request, actor string) (any, error) {
 			id, err := uuidParam(r, "id")

@@ -130,7 +130,8 @@ func TestLiveOpsConfigSchema(t *testing.T) {
 
 // TestAdminExportAndDelete has support staff export a player (audited as
 // account.export under their id) and be refused the deletion naming
-// admins:write; an administrator then deletes the player with a reason:
+// admins:write; a blank reason is no reason on any change; an
+// administrator then deletes the player with a reason:
 // the player's cookie stops working at once, the tombstone and the audit
 // entry name the administrator, and the player is gone for support.
 func TestAdminExportAndDelete(t *testing.T) {
@@ -159,8 +160,13 @@ func TestAdminExportAndDelete(t *testing.T) {
 			t.Fatalf("delete with body %v: %d %s", body, res.Status, res.Body)
 		}
 	}
+	for _, change := range []string{"/suspend", "/unsuspend"} {
+		if res := support.Client.Do("POST", path+change, map[string]string{"reason": " \t "}); res.Status != 400 {
+			t.Fatalf("%s with a blank reason: %d %s", change, res.Status, res.Body)
+		}
+	}
 	if n := countSessions(t, srv, player.User.ID); n != 1 {
-		t.Fatalf("the player has %d sessions after refused deletions, want 1", n)
+		t.Fatalf("the player has %d sessions after refused changes, want 1", n)
 	}
 
 	res = boss.Client.Do("POST", path+"/delete", map[string]string{"reason": " asked by mail, ticket 77 "})

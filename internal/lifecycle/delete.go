@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/mail"
-	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -163,8 +163,9 @@ func (s *Service) ConfirmDeletion(ctx context.Context, p *auth.Principal, token 
 // can be deleted only this way, and never the last one with the admin
 // role.
 func (s *Service) DeleteBySupport(ctx context.Context, actor string, realm account.Realm, userRef, reason string) (*Tombstone, error) {
-	if reason == "" {
-		return nil, platform.Errorf(platform.KindInvalid, platform.CodeValidation, "a reason is required")
+	reason = strings.TrimSpace(reason)
+	if err := checkReason(reason); err != nil {
+		return nil, err
 	}
 	u, err := s.auth.Accounts().Find(ctx, realm, userRef)
 	if err != nil {

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/account"
@@ -20,6 +21,7 @@ const maxReason = 500
 // its session ends here) or sees the suspension; once committed, every
 // replica closes the account's streams.
 func (s *Service) Suspend(ctx context.Context, actor string, realm account.Realm, userRef, reason string, until time.Time) (*auth.Suspension, error) {
+	reason = strings.TrimSpace(reason)
 	if err := checkReason(reason); err != nil {
 		return nil, err
 	}
@@ -61,6 +63,7 @@ func (s *Service) Suspend(ctx context.Context, actor string, realm account.Realm
 // Unsuspend lifts an account's suspension; it reports whether there was
 // one (an expired one counts: it is removed too).
 func (s *Service) Unsuspend(ctx context.Context, actor string, realm account.Realm, userRef, reason string) (bool, error) {
+	reason = strings.TrimSpace(reason)
 	if err := checkReason(reason); err != nil {
 		return false, err
 	}
@@ -95,6 +98,8 @@ func (s *Service) SuspensionOf(ctx context.Context, u *account.User) (*auth.Susp
 	return susp, nil
 }
 
+// checkReason refuses a missing or overlong reason; callers trim it first,
+// so that a reason of blanks, from any way in, counts as none.
 func checkReason(reason string) error {
 	if reason == "" || len(reason) > maxReason {
 		return platform.Errorf(platform.KindInvalid, platform.CodeValidation, "a reason of 1-%d bytes is required", maxReason)
