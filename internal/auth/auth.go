@@ -75,6 +75,9 @@ type Principal struct {
 	// Refreshed tells the HTTP layer that the expiry slid forward and the
 	// cookie should be issued again.
 	Refreshed bool
+	// Rendering is the memo of what the HTTP layer renders from Session
+	// (without its token) and User; set by Authenticate.
+	Rendering *Rendering
 }
 
 // Client describes where a request came from, recorded on its session.
@@ -464,10 +467,10 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 	}
 	hash := HashToken(token)
 	now := s.clock()
-	sess, u, ok := s.cachedSession(hash, now, refresh)
+	sess, u, rendering, ok := s.cachedSession(hash, now, refresh)
 	if !ok {
 		var err error
-		if sess, u, err = s.readSession(ctx, hash); err != nil {
+		if sess, u, rendering, err = s.readSession(ctx, hash); err != nil {
 			return nil, err
 		}
 	}
@@ -484,7 +487,7 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 		return nil, ErrUnauthenticated
 	}
 	sess.Token = token
-	p := &Principal{Realm: realm, User: u, Session: sess, Token: token}
+	p := &Principal{Realm: realm, User: u, Session: sess, Token: token, Rendering: rendering}
 	if refresh && s.refreshDue(sess, now) {
 		ticket := s.beginRead()
 		expires := now.Add(s.ttl)
@@ -497,7 +500,7 @@ func (s *Service) authenticate(ctx context.Context, realm account.Realm, token s
 		}
 		sess.ExpiresAt, sess.UpdatedAt = expires, now
 		p.Refreshed = true
-		s.keepSession(ticket, hash, sess, u)
+		p.Rendering = s.keepSession(ticket, hash, sess, u)
 	}
 	return p, nil
 }
@@ -510,17 +513,16 @@ func (s *Service) refreshDue(sess *Session, now time.Time) bool {
 
 // readSession reads the session with hash from the database and keeps it
 // in the cache.
-func (s *Service) readSession(ctx context.Context, hash TokenHash) (*Session, *account.User, error) {
+func (s *Service) readSession(ctx context.Context, hash TokenHash) (*Session, *account.User, *Rendering, error) {
 	ticket := s.beginRead()
 	sess, u, err := s.store.SessionByTokenHash(ctx, hash)
 	if errors.Is(err, ErrSessionNotFound) {
-		return nil, nil, ErrUnauthenticated
+		return nil, nil, nil, ErrUnauthenticated
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("look up session: %w", err)
+		return nil, nil, nil, fmt.Errorf("look up session: %w", err)
 	}
-	s.keepSession(ticket, hash, sess, u)
-	return sess, u, nil
+	return sess, u, s.keepSession(ticket, hash, sess, u), nil
 }
 
 // SignOut ends the principal's session.

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,11 +12,31 @@ import (
 )
 
 // cachedSession is a validated session and its user as the database had
-// them. Readers get copies: the cached values never change.
+// them. Readers get copies: the cached values never change, so neither
+// does what is rendered from them.
 type cachedSession struct {
-	sess Session
-	user account.User
+	sess      Session
+	user      account.User
+	rendering Rendering
 }
+
+// Rendering is a memo the HTTP layer keeps beside a cached session: its
+// encoding of the session and user, worked out once per cache entry
+// instead of once per request. Any change to the session or the user
+// replaces the entry, and so the memo; the memo never holds the raw token.
+type Rendering struct{ v atomic.Pointer[any] }
+
+// Load returns what Store kept, or nil.
+func (r *Rendering) Load() any {
+	if p := r.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Store keeps v. Concurrent requests may each render and store; they
+// store the same thing.
+func (r *Rendering) Store(v any) { r.v.Store(&v) }
 
 // Why users' cached sessions are forgotten besides their ending.
 const (
@@ -75,20 +96,20 @@ func (s *Service) ResumeSessionCache() {
 }
 
 // cachedSession returns copies of the cached session with hash and its
-// user. It misses when the session has expired (the database read then
+// user, and the entry's rendering. It misses when the session has expired (the database read then
 // deletes it) or, for a request that may refresh it, when its refresh is
 // due: the read-through sees an extension another process made already,
 // so the session is written at most once per RefreshAfter.
-func (s *Service) cachedSession(hash TokenHash, now time.Time, refresh bool) (*Session, *account.User, bool) {
+func (s *Service) cachedSession(hash TokenHash, now time.Time, refresh bool) (*Session, *account.User, *Rendering, bool) {
 	if s.cache == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	c, ok := s.cache.Get(hash)
 	if !ok || !now.Before(c.sess.ExpiresAt) || refresh && s.refreshDue(&c.sess, now) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	sess, u := c.sess, c.user
-	return &sess, &u, true
+	return &sess, &u, &c.rendering, true
 }
 
 // beginRead takes the cache's ticket before a database read.
@@ -99,12 +120,14 @@ func (s *Service) beginRead() sessioncache.Ticket {
 	return s.cache.Begin()
 }
 
-// keepSession caches copies of sess and u, read after ticket was taken.
-func (s *Service) keepSession(ticket sessioncache.Ticket, hash TokenHash, sess *Session, u *account.User) {
+// keepSession caches copies of sess and u, read after ticket was taken,
+// and returns the new entry's rendering (a fresh one without a cache).
+func (s *Service) keepSession(ticket sessioncache.Ticket, hash TokenHash, sess *Session, u *account.User) *Rendering {
 	if s.cache == nil {
-		return
+		return &Rendering{}
 	}
 	c := &cachedSession{sess: *sess, user: *u}
 	c.sess.Token = "" // the raw token stays with the request
 	s.cache.Put(ticket, hash, u.ID, c)
+	return &c.rendering
 }

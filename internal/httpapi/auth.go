@@ -239,7 +239,7 @@ func handleGetSession(d Deps, realm account.Realm) http.Handler {
 		if p.Refreshed {
 			setCookies(w, d.Auth.Cookies().SessionCookies(realm, p.Token, true))
 		}
-		respond(w, http.StatusOK, sessionResponse{Session: p.Session, User: p.User})
+		respondSession(w, p)
 	})
 }
 

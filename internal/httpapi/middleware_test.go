@@ -34,7 +34,7 @@ func errorCode(t *testing.T, rec *httptest.ResponseRecorder) string {
 
 func TestRequestIDStep(t *testing.T) {
 	var seen string
-	final := func(w http.ResponseWriter, r *http.Request) { seen = RequestID(r.Context()) }
+	final := func(w http.ResponseWriter, r *http.Request) { seen = requestIDOf(w) }
 	step := negroni.HandlerFunc(requestID)
 
 	r := httptest.NewRequest("GET", "/", nil)

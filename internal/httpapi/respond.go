@@ -98,7 +98,7 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		// The client closed the request before its answer: nothing failed
 		// here, and nobody reads what is written. The access log shows
 		// nginx's 499 for it instead of a 500.
-		log.DebugContext(r.Context(), "client closed the request", "request_id", RequestID(r.Context()), "error", err)
+		log.DebugContext(r.Context(), "client closed the request", "request_id", requestIDOf(w), "error", err)
 		w.WriteHeader(statusClientClosed)
 		return
 	}
@@ -112,13 +112,13 @@ func respondErr(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			Message: "the service is busy or a dependency is unavailable; try again shortly"}).Wrap(err), true
 	}
 	if !ok || pe.Kind == platform.KindInternal {
-		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
+		log.ErrorContext(r.Context(), "request failed", "request_id", requestIDOf(w),
 			"method", r.Method, "path", loggedPath(r.URL.Path), "error", err)
 		respond(w, http.StatusInternalServerError, errorBody{Code: platform.CodeInternal, Message: "internal error"})
 		return
 	}
 	if pe.Kind == platform.KindUnavailable {
-		log.WarnContext(r.Context(), "dependency unavailable", "request_id", RequestID(r.Context()), "error", err)
+		log.WarnContext(r.Context(), "dependency unavailable", "request_id", requestIDOf(w), "error", err)
 		if pe.RetryAfter <= 0 {
 			c := *pe
 			c.RetryAfter = time.Second
