@@ -204,6 +204,9 @@ const workers = 16
 func NewHub(players *player.Service, authSvc *auth.Service, transport Transport, log *slog.Logger, opts Options) *Hub {
 	h := &Hub{players: players, auth: authSvc, transport: transport, log: log, opts: opts,
 		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), origin: uuid.New(), ready: make(chan struct{})}
+	// Until Run first listens, sessions other processes end go unheard
+	// here: the session cache reads through until then.
+	authSvc.PauseSessionCache()
 	h.nextID.Store(uint64(time.Now().UnixMicro()))
 	for range workers {
 		h.shards = append(h.shards, make(chan job, 1024))
@@ -228,6 +231,9 @@ func (h *Hub) Run(ctx context.Context) {
 			h.resync(ctx)
 			return
 		}
+		// Sessions ended between start-up and now were told to no one
+		// here: streams opened meanwhile check theirs.
+		h.recheckSessions(ctx)
 		listened = true
 		close(h.ready)
 	}
@@ -588,15 +594,27 @@ func endReason(change string) string {
 // resync sends every local player a fresh snapshot after notices may have
 // been lost, once it has ended the streams whose session is gone.
 func (h *Hub) resync(ctx context.Context) {
+	for _, id := range h.localPlayers() {
+		h.enqueue(ctx, id, job{resync: id})
+	}
+}
+
+// recheckSessions ends the local streams whose session is gone.
+func (h *Hub) recheckSessions(ctx context.Context) {
+	for _, id := range h.localPlayers() {
+		h.enqueue(ctx, id, job{notice: Notice{Kind: KindSession, Subject: id, Change: auth.EndedRevoked}})
+	}
+}
+
+// localPlayers returns the players with a stream in this process.
+func (h *Hub) localPlayers() []uuid.UUID {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	ids := make([]uuid.UUID, 0, len(h.byPlayer))
 	for id := range h.byPlayer {
 		ids = append(ids, id)
 	}
-	h.mu.Unlock()
-	for _, id := range ids {
-		h.enqueue(ctx, id, job{resync: id})
-	}
+	return ids
 }
 
 func (h *Hub) snapshotTo(ctx context.Context, playerID uuid.UUID) error {
