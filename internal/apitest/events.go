@@ -136,11 +136,29 @@ func (s *Stream) Next(tb testing.TB, wait time.Duration) Event {
 // NextOf skips events until one of type typ, which it returns.
 func (s *Stream) NextOf(tb testing.TB, typ string, wait time.Duration) Event {
 	tb.Helper()
-	deadline := time.Now().Add(wait)
+	return s.Until(tb, wait, "a "+typ+" event", func(ev Event) bool { return ev.Type == typ })
+}
+
+// Until skips events until match accepts one, which it returns, failing
+// the test, with what it waited for, if none has within wait or the
+// stream ends first. match sees every event on the way, so it can also
+// collect them.
+func (s *Stream) Until(tb testing.TB, wait time.Duration, what string, match func(Event) bool) Event {
+	tb.Helper()
+	timeout := time.After(wait)
+	var skipped []string
 	for {
-		ev := s.Next(tb, time.Until(deadline))
-		if ev.Type == typ {
-			return ev
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				tb.Fatalf("the event stream ended (%v) while waiting for %s; skipped %q", s.err, what, skipped)
+			}
+			if match(ev) {
+				return ev
+			}
+			skipped = append(skipped, ev.Type)
+		case <-timeout:
+			tb.Fatalf("no %s within %s; skipped %q", what, wait, skipped)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // TestHeartbeatFindsAClosedClient checks that a hijacked stream notices a
@@ -46,12 +48,7 @@ func TestHeartbeatFindsAClosedClient(t *testing.T) {
 	}
 	// The client's FIN crosses the loopback at once, but give it a moment
 	// on a loaded machine; a heartbeat must then end the stream.
-	deadline := time.Now().Add(5 * time.Second)
-	for !cw.peerGone() {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed client was not noticed within 5s")
-		}
-	}
+	testwait.For(t, 5*time.Second, "the closed client to be noticed", cw.peerGone)
 	if err := cw.comment("heartbeat"); !errors.Is(err, errPeerGone) {
 		t.Fatalf("heartbeat to a closed client: %v, want errPeerGone", err)
 	}

@@ -49,12 +49,16 @@ func lobbyUpdate(t *testing.T, s *apitest.Stream) player.LobbyUpdate {
 // may still arrive after its snapshot.
 func lobbyChange(t *testing.T, s *apitest.Stream, change string) player.LobbyUpdate {
 	t.Helper()
-	deadline := time.Now().Add(eventWait)
-	for {
-		if u := lobbyUpdate(t, s); u.Change == change || time.Now().After(deadline) {
-			return u
+	var u player.LobbyUpdate
+	s.Until(t, eventWait, "a lobby "+change+" event", func(ev apitest.Event) bool {
+		if ev.Type != events.TypeLobbyUpdated {
+			return false
 		}
-	}
+		u = player.LobbyUpdate{}
+		ev.Decode(t, &u)
+		return u.Change == change
+	})
+	return u
 }
 
 // marker sends a friend request from a fresh player to p and returns that
@@ -74,15 +78,20 @@ func marker(t *testing.T, srv *apitest.Server, p *apitest.Account) *apitest.Acco
 func settle(t *testing.T, srv *apitest.Server, s *apitest.Stream, p *apitest.Account) {
 	t.Helper()
 	m := marker(t, srv, p)
-	deadline := time.Now().Add(eventWait)
-	for {
-		ev := s.NextOf(t, events.TypeSocialUpdated, time.Until(deadline))
-		var u player.SocialUpdate
-		ev.Decode(t, &u)
-		if u.Player.ID == m.User.ID {
-			return
-		}
+	s.Until(t, eventWait, "the marker's friend request", func(ev apitest.Event) bool {
+		return isMarker(t, ev, m)
+	})
+}
+
+// isMarker reports whether ev is the social.updated of m's marker request.
+func isMarker(t *testing.T, ev apitest.Event, m *apitest.Account) bool {
+	t.Helper()
+	if ev.Type != events.TypeSocialUpdated {
+		return false
 	}
+	var u player.SocialUpdate
+	ev.Decode(t, &u)
+	return u.Player.ID == m.User.ID
 }
 
 func expectMarker(t *testing.T, s *apitest.Stream, from *apitest.Account) {
@@ -351,22 +360,15 @@ func TestEventsCrossReplicas(t *testing.T) {
 func lobbyEventsBefore(t *testing.T, s *apitest.Stream, m *apitest.Account) []player.LobbyUpdate {
 	t.Helper()
 	var got []player.LobbyUpdate
-	deadline := time.Now().Add(eventWait)
-	for {
-		ev := s.Next(t, time.Until(deadline))
-		switch ev.Type {
-		case events.TypeLobbyUpdated:
+	s.Until(t, eventWait, "the marker's friend request", func(ev apitest.Event) bool {
+		if ev.Type == events.TypeLobbyUpdated {
 			var u player.LobbyUpdate
 			ev.Decode(t, &u)
 			got = append(got, u)
-		case events.TypeSocialUpdated:
-			var u player.SocialUpdate
-			ev.Decode(t, &u)
-			if u.Player.ID == m.User.ID {
-				return got
-			}
 		}
-	}
+		return isMarker(t, ev, m)
+	})
+	return got
 }
 
 // TestEachLobbyChangeArrivesOnce: the serve that makes a lobby change

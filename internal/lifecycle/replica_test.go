@@ -99,12 +99,12 @@ func TestStreamsHearTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	endedWithin(t, sh, time.Now())
-	deadline := time.Now().Add(streamWait)
-	for {
-		var u player.LobbyUpdate
-		sm.NextOf(t, events.TypeLobbyUpdated, time.Until(deadline)).Decode(t, &u)
-		if u.Lobby != nil && u.Lobby.Host.ID == member.User.ID && u.Lobby.MemberCount == 1 {
-			break
+	sm.Until(t, streamWait, "the lobby handed to the member, alone", func(ev apitest.Event) bool {
+		if ev.Type != events.TypeLobbyUpdated {
+			return false
 		}
-	}
+		var u player.LobbyUpdate
+		ev.Decode(t, &u)
+		return u.Lobby != nil && u.Lobby.Host.ID == member.User.ID && u.Lobby.MemberCount == 1
+	})
 }

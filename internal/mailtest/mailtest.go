@@ -453,6 +453,7 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	stall, stalled := se.s.stall, se.s.stalled
 	se.s.mu.Unlock()
 	if se.s.opts.Delay > 0 {
+		// The slowness is what the test asked for, not a wait for something.
 		time.Sleep(se.s.opts.Delay)
 	}
 	if stall != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/cli"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // platformctl runs a command line in this process with env as its whole
@@ -70,7 +71,7 @@ func TestBackupWhileServing(t *testing.T) {
 		defer mu.Unlock()
 		return append([]string(nil), acked...)
 	}
-	waitUntil(t, 30*time.Second, "ten sign-ups", func() bool { return len(ackedSoFar()) >= 10 })
+	testwait.For(t, 30*time.Second, "ten sign-ups", func() bool { return len(ackedSoFar()) >= 10 })
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	before := ackedSoFar()
 	code, stdout, stderr := platformctl(t.Context(), env, "backup", "--to", backup, "--output", "json")
@@ -81,7 +82,7 @@ func TestBackupWhileServing(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || info.Path != backup || info.Version == 0 {
 		t.Fatalf("backup output %q: %v", stdout, err)
 	}
-	waitUntil(t, 30*time.Second, "sign-ups after the backup", func() bool { return len(ackedSoFar()) >= len(before)+5 })
+	testwait.For(t, 30*time.Second, "sign-ups after the backup", func() bool { return len(ackedSoFar()) >= len(before)+5 })
 	stop()
 	wg.Wait()
 
@@ -165,16 +166,4 @@ func usersIn(t *testing.T, path string) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// waitUntil polls cond until it holds, failing the test after within.
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

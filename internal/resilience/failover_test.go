@@ -19,6 +19,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/mailtest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // The failover tests need pg_auto_failover and root (the nodes run as the
@@ -426,7 +427,7 @@ func checkDurable(t *testing.T, dbURL string, load *haLoad, smtp *mailtest.Serve
 			t.Errorf("the acknowledged sign-up of %s is not in the database", e)
 		}
 	}
-	waitUntil(t, 60*time.Second, "confirmation mail for every acknowledged change", func() bool {
+	testwait.For(t, 60*time.Second, "confirmation mail for every acknowledged change", func() bool {
 		byRcpt := mailIDs(smtp)
 		for _, e := range changes {
 			if len(byRcpt[e]) == 0 {
@@ -467,7 +468,7 @@ func mailIDs(smtp *mailtest.Server) map[string][]string {
 // again, has had a snapshot since the event.
 func waitForResync(t *testing.T, load *haLoad, since time.Time) {
 	t.Helper()
-	waitUntil(t, 30*time.Second, "fresh snapshot on every event stream", func() bool {
+	testwait.For(t, 30*time.Second, "fresh snapshot on every event stream", func() bool {
 		for _, s := range load.streams {
 			if !s.lastSnapshot().After(since) {
 				return false
@@ -483,7 +484,7 @@ func waitForResync(t *testing.T, load *haLoad, since time.Time) {
 func checkCarriesOn(t *testing.T, dbURL string, servers []*serveProc, runsBefore int64, cookie string) {
 	t.Helper()
 	db := openStore(t, dbURL)
-	waitUntil(t, 30*time.Second, "job periods claimed after the event", func() bool { return jobRuns(t, db.SQL()) > runsBefore })
+	testwait.For(t, 30*time.Second, "job periods claimed after the event", func() bool { return jobRuns(t, db.SQL()) > runsBefore })
 	for _, srv := range servers {
 		for i := range 20 {
 			if status, body := call(t, srv.URL, "GET", "/api/player/bootstrap", cookie, nil); status != http.StatusOK {
@@ -580,7 +581,7 @@ func TestFailover(t *testing.T) {
 		defer load.mu.Unlock()
 		return len(load.changes)
 	}
-	waitUntil(t, 60*time.Second, "acknowledged changes before the kill", func() bool { return acked() >= 3 })
+	testwait.For(t, 60*time.Second, "acknowledged changes before the kill", func() bool { return acked() >= 3 })
 	runsBefore := jobRuns(t, openStore(t, ha.URL).SQL())
 
 	// PLATFORM_HA_KILL=node takes the primary's keeper down with it: a
@@ -591,13 +592,13 @@ func TestFailover(t *testing.T) {
 	}
 	kill := time.Now()
 	victim := ha.run(verb)
-	waitUntil(t, 90*time.Second, "a successful write after the outage", func() bool {
+	testwait.For(t, 90*time.Second, "a successful write after the outage", func() bool {
 		return !recoveredAfter(load.outcomes(), kill).IsZero()
 	})
 	recovered := recoveredAfter(load.outcomes(), kill)
 	waitForResync(t, load, kill)
 	ackedAt := acked()
-	waitUntil(t, 60*time.Second, "more acknowledged changes after recovery", func() bool { return acked() >= ackedAt+3 })
+	testwait.For(t, 60*time.Second, "more acknowledged changes after recovery", func() bool { return acked() >= ackedAt+3 })
 	stop()
 	wait()
 
@@ -627,14 +628,14 @@ func TestSwitchover(t *testing.T) {
 		defer load.mu.Unlock()
 		return len(load.changes)
 	}
-	waitUntil(t, 60*time.Second, "acknowledged changes before the switchover", func() bool { return acked() >= 3 })
+	testwait.For(t, 60*time.Second, "acknowledged changes before the switchover", func() bool { return acked() >= 3 })
 	before := filepath.Base(ha.run("primary"))
 	begin := time.Now()
 	ha.run("switchover")
 	ha.run("wait-primary")
 	waitForResync(t, load, begin)
 	ackedAt := acked()
-	waitUntil(t, 60*time.Second, "more acknowledged changes after the switchover", func() bool { return acked() >= ackedAt+3 })
+	testwait.For(t, 60*time.Second, "more acknowledged changes after the switchover", func() bool { return acked() >= ackedAt+3 })
 	stop()
 	wait()
 	after := filepath.Base(ha.run("primary"))

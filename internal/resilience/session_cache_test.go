@@ -3,6 +3,8 @@ package resilience_test
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +22,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // getSession asks base for the session behind cookie and returns the
@@ -138,35 +141,22 @@ func TestSQLiteCommandRevokeReachesServe(t *testing.T) {
 	}
 	revoked := time.Now()
 
-	refused := waitFor(t, time.Second, func() bool { return getSession(t, serve.URL, cookie) != http.StatusOK })
+	testwait.Closely(t, time.Second-time.Since(revoked), func() error {
+		if status := getSession(t, serve.URL, cookie); status == http.StatusOK {
+			return errors.New("the session is still honoured after the revoke")
+		}
+		return nil
+	})
 	select {
 	case <-ended:
 	case <-time.After(time.Second - time.Since(revoked)):
 		t.Fatalf("the event stream still open 1s after the revoke; lines %q", lines())
 	}
 	streamEnded := time.Since(revoked)
-	if !refused {
-		t.Fatalf("the session still honoured 1s after the revoke")
-	}
 	if got := lines(); !slices.Contains(got, "event: "+events.TypeSessionEnded) {
 		t.Errorf("the stream ended without a %s event: %q", events.TypeSessionEnded, got)
 	}
 	t.Logf("refused and stream closed within %s of the command's exit", streamEnded)
-}
-
-// waitFor polls cond until it holds or within passes, and reports which.
-func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // openSessions opens n sessions of one new player on the database of the
@@ -224,11 +214,12 @@ func TestReplicasRevocationLatency(t *testing.T) {
 			}
 		}
 		signOut(t, rs, a, cookie)
-		start := time.Now()
-		if !waitFor(t, 5*time.Second, func() bool { return getSession(t, b, cookie) != http.StatusOK }) {
-			t.Fatalf("try %d: B still honours the session 5s after A signed it out", i)
-		}
-		lags = append(lags, time.Since(start))
+		lags = append(lags, testwait.Closely(t, 5*time.Second, func() error {
+			if getSession(t, b, cookie) == http.StatusOK {
+				return fmt.Errorf("try %d: B still honours the session A signed out", i)
+			}
+			return nil
+		}))
 	}
 	slices.Sort(lags)
 	p50, p99 := lags[len(lags)/2], lags[len(lags)*99/100-1]
@@ -273,19 +264,27 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 		// The gap starts when B finds its connection gone. Until then no
 		// process can tell a dead listener from a quiet one; the window is
 		// the time B takes to read the server's termination message.
-		if !waitFor(t, 5*time.Second, func() bool { return len(rs.replicas[1].logLines(listenerLost)) > lost }) {
-			t.Fatalf("round %d: B did not notice its listener's end within 5s", round)
-		}
+		testwait.Closely(t, 5*time.Second, func() error {
+			if len(rs.replicas[1].logLines(listenerLost)) == lost {
+				return fmt.Errorf("round %d: B has not noticed its listener's end", round)
+			}
+			return nil
+		})
 		signOut(t, rs, a, cookie)
 		for i := range 20 { // through the gap and after B listens again
 			if status := getSession(t, b, cookie); status == http.StatusOK {
 				t.Fatalf("round %d, ask %d: B honoured a session signed out while its listener was down", round, i)
 			}
-			time.Sleep(10 * time.Millisecond) // spread the asks over the reconnect backoff
+			// The pause is the test's spread of asks over the gap and the
+			// reconnect backoff, not a wait for something to happen.
+			time.Sleep(10 * time.Millisecond)
 		}
-		if !waitFor(t, 10*time.Second, func() bool { return listeners(t, db) == 2 }) {
-			t.Fatalf("round %d: the listeners did not come back", round)
-		}
+		testwait.Nil(t, 10*time.Second, func() error {
+			if n := listeners(t, db); n != 2 {
+				return fmt.Errorf("round %d: %d of the replicas' 2 listeners back", round, n)
+			}
+			return nil
+		})
 		if round == 0 {
 			select {
 			case <-streamEnded:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -135,11 +136,12 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 		return len(outcomes) >= 100 && time.Since(loadStart) > time.Second
 	})
 	// A request the server is in the middle of reading when the signal
-	// comes: it must still be answered.
+	// comes: it must still be answered, though the rest of its body comes
+	// only once the server has stopped taking connections.
 	finishSlow := startSlowRequest(t, srv.URL, session, "/api/player/decks/import", []byte(`{"code":"not-a-deck","name":"slow"}`))
 	signalled := time.Now()
 	srv.signal(syscall.SIGTERM)
-	time.Sleep(500 * time.Millisecond)
+	testwait.For(t, 10*time.Second, "the listener to close after SIGTERM", func() bool { return refusesConnections(t, srv.URL) })
 	slowStatus, err := finishSlow()
 	if err != nil {
 		t.Errorf("the request in flight at SIGTERM got no answer: %v", err)
@@ -187,7 +189,9 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 
 // startSlowRequest sends the headers and half the body of a POST, waits
 // until the server is reading it, and returns a function that sends the
-// rest and reads the status of the answer.
+// rest and reads the status of the answer. The request expects 100
+// Continue: the server sends it when its handler starts reading the body,
+// which is how the test knows the request is in the handler's hands.
 func startSlowRequest(t *testing.T, base string, header http.Header, path string, body []byte) func() (int, error) {
 	t.Helper()
 	u, err := url.Parse(base)
@@ -200,7 +204,7 @@ func startSlowRequest(t *testing.T, base string, header http.Header, path string
 	}
 	t.Cleanup(func() { conn.Close() })
 	var head bytes.Buffer
-	fmt.Fprintf(&head, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-Request-Id: shutdown-slow\r\n",
+	fmt.Fprintf(&head, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-Request-Id: shutdown-slow\r\nExpect: 100-continue\r\n",
 		path, u.Host, len(body))
 	for k, vs := range header {
 		for _, v := range vs {
@@ -212,13 +216,19 @@ func startSlowRequest(t *testing.T, base string, header http.Header, path string
 	if _, err := conn.Write(head.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	answers := bufio.NewReader(conn)
+	if res, err := http.ReadResponse(answers, nil); err != nil || res.StatusCode != http.StatusContinue {
+		t.Fatalf("the slow request's first answer: %v %v, want 100 Continue", res, err)
+	}
 	return func() (int, error) {
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, err := conn.Write(body[len(body)/2:]); err != nil {
 			return 0, err
 		}
-		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		res, err := http.ReadResponse(answers, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -228,4 +238,20 @@ func startSlowRequest(t *testing.T, base string, header http.Header, path string
 		}
 		return res.StatusCode, nil
 	}
+}
+
+// refusesConnections reports whether a new connection to base is refused,
+// as it is once a draining server has closed its listener.
+func refusesConnections(t *testing.T, base string) bool {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	conn.Close()
+	return false
 }

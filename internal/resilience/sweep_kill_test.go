@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -83,21 +84,18 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	storetest.Exec(t, db, "UPDATE job_runs SET next_run_at = 0 WHERE name = 'expired-sessions'")
 
 	// Mid-sweep, as the database shows it: the lease claimed and held, and
-	// the expired rows falling but not gone.
+	// the expired rows falling but not gone. The sweep is brief: look
+	// closely.
 	var held sweepLease
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.Closely(t, 60*time.Second, func() error {
 		held = lease()
 		if held.Runs > before.Runs && held.LeaseUntil > time.Now().UnixMicro() {
 			if n := count(expired); n < killExpired && n > 0 {
-				break
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no replica was seen mid-sweep within 60s: %+v, %d expired left", held, count(expired))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("no replica seen mid-sweep: %+v, %d expired left", held, count(expired))
+	})
 	victim, survivor := holderOf(t, held.Holder, replicas)
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -114,16 +112,21 @@ func TestReplicaKilledMidSweep(t *testing.T) {
 	}
 
 	// While the dead replica's lease is live, nobody claims the job and no
-	// row goes.
-	for time.Now().UnixMicro() < dead.LeaseUntil {
-		if l := lease(); l.Holder != held.Holder || l.Runs != held.Runs {
+	// row goes: every look that ends before it lapses finds the job and the
+	// rows as the kill left them.
+	testwait.Nil(t, time.Until(time.UnixMicro(dead.LeaseUntil))+10*time.Second, func() error {
+		l, n := lease(), count(expired)
+		if time.Now().UnixMicro() >= dead.LeaseUntil {
+			return nil // this look may have seen the takeover, which is due now
+		}
+		if l.Holder != held.Holder || l.Runs != held.Runs {
 			t.Fatalf("the job changed hands before the dead holder's lease lapsed: %+v, was %+v", l, dead)
 		}
-		if n := count(expired); n != left {
+		if n != left {
 			t.Fatalf("%d expired sessions left while the dead holder's lease was live, was %d: someone swept", n, left)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("the dead holder's lease is still live")
+	})
 
 	// Then the survivor claims the job and finishes it, once.
 	var done sweepLease

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // openMigratedSQLite opens a migrated SQLite database at dir/platform.db
@@ -125,16 +127,15 @@ func TestBackupHoldsEveryWriteAcknowledgedBeforeItBegan(t *testing.T) {
 	}
 }
 
-// waitForWrites polls until the writer has acknowledged n writes.
+// waitForWrites waits until the writer has acknowledged n writes.
 func waitForWrites(t *testing.T, acked *atomic.Int64, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for acked.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer acknowledged %d writes in 30s, want %d", acked.Load(), n)
+	testwait.Nil(t, 30*time.Second, func() error {
+		if got := acked.Load(); got < n {
+			return fmt.Errorf("the writer acknowledged %d writes, want %d", got, n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestRestoreRefusesWhileTheDatabaseIsOpen(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // A transaction whose backend is terminated (a failover, an idle-kill)
@@ -52,18 +53,17 @@ func TestInTxRetriesATransactionTerminatedMidStatement(t *testing.T) {
 		if err != nil || attempts > 1 {
 			return err
 		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			waitUntilSleeping(t, db, pid)
-			terminate(t, db, pid)
-		}()
 		// Rows stream out before the statement sleeps, so the error
 		// arrives as they are read.
-		_, err = tx.QueryInts(ctx, `SELECT g FROM generate_series(1, 5000) g,
-			LATERAL (SELECT CASE WHEN g = 4000 THEN pg_sleep(30) END) s`)
-		<-done
-		return err
+		read := make(chan error, 1)
+		go func() {
+			_, err := tx.QueryInts(ctx, `SELECT g FROM generate_series(1, 5000) g,
+				LATERAL (SELECT CASE WHEN g = 4000 THEN pg_sleep(30) END) s`)
+			read <- err
+		}()
+		waitUntilSleeping(t, db, pid)
+		terminate(t, db, pid)
+		return <-read
 	})
 	if err != nil || attempts != 2 {
 		t.Fatalf("terminated mid-statement: %v after %d attempts; want success on the 2nd", err, attempts)
@@ -73,14 +73,8 @@ func TestInTxRetriesATransactionTerminatedMidStatement(t *testing.T) {
 // waitUntilSleeping waits until backend pid runs pg_sleep.
 func waitUntilSleeping(t *testing.T, db *store.DB, pid int64) {
 	t.Helper()
-	waitFor(t, "backend to sleep", func() bool {
-		var n int
-		if err := db.SQL().QueryRowContext(t.Context(),
-			"SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'", pid).Scan(&n); err != nil {
-			t.Error(err)
-			return true
-		}
-		return n == 1
+	testwait.For(t, 10*time.Second, "the backend to sleep", func() bool {
+		return backends(t, db, "pid = $1 AND wait_event = 'PgSleep'", pid) == 1
 	})
 }
 
@@ -89,26 +83,19 @@ func waitUntilSleeping(t *testing.T, db *store.DB, pid int64) {
 func terminate(t *testing.T, db *store.DB, pid int64) {
 	t.Helper()
 	if _, err := db.SQL().ExecContext(t.Context(), "SELECT pg_terminate_backend($1)", pid); err != nil {
-		t.Error(err)
-		return
+		t.Fatal(err)
 	}
-	waitFor(t, "backend to end", func() bool {
-		var n int
-		if err := db.SQL().QueryRowContext(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&n); err != nil {
-			t.Error(err)
-			return true
-		}
-		return n == 0
+	testwait.For(t, 10*time.Second, "the backend to end", func() bool {
+		return backends(t, db, "pid = $1", pid) == 0
 	})
 }
 
-// waitFor polls cond until it holds, failing t after ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// backends counts the rows of pg_stat_activity that match where.
+func backends(t *testing.T, db *store.DB, where string, args ...any) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("timed out waiting for %s", what)
-			return
-		}
+	var n int
+	if err := db.SQL().QueryRowContext(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE "+where, args...).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
+	return n
 }

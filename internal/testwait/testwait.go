@@ -35,6 +35,25 @@ func For(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 // instead. Call it from the test's own goroutine.
 func Nil(tb testing.TB, timeout time.Duration, cond func() error) {
 	tb.Helper()
+	poll(tb, timeout, func(pause time.Duration) time.Duration { return min(2*pause, pollMax) }, cond)
+}
+
+// Closely is Nil looking at a steady, short pause, for a condition whose
+// moment matters: one that holds only briefly (a sweep caught in its
+// middle), or one whose wait the test measures (how soon a signed-out
+// session is refused), where Nil's growing pause would miss the moment or
+// add up to pollMax to the measure. It returns how long cond took to hold.
+func Closely(tb testing.TB, timeout time.Duration, cond func() error) time.Duration {
+	tb.Helper()
+	start := time.Now()
+	poll(tb, timeout, func(time.Duration) time.Duration { return pollMin }, cond)
+	return time.Since(start)
+}
+
+// poll looks at cond until it returns nil, pausing between two looks for
+// pollMin first and then for what next makes of the previous pause.
+func poll(tb testing.TB, timeout time.Duration, next func(time.Duration) time.Duration, cond func() error) {
+	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	pause := pollMin
 	for {
@@ -50,6 +69,6 @@ func Nil(tb testing.TB, timeout time.Duration, cond func() error) {
 			tb.Fatalf("test ended while waiting: %v", err)
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, pollMax)
+		pause = next(pause)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -49,4 +50,37 @@ func TestNilFailsWithTheLastErrorAtTheDeadline(t *testing.T) {
 	if !strings.HasPrefix(r.failed, "not within") || time.Since(start) < 30*time.Millisecond {
 		t.Fatalf("failed %q after %s; want a failure at the 30ms deadline", r.failed, time.Since(start))
 	}
+}
+
+// The pauses are the subject here: in a synctest bubble the clock moves
+// only by them, so the time Closely reports is exactly their sum.
+func TestCloselyLooksAtASteadyShortPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		looks := 0
+		var took time.Duration
+		r := run(t, func(r *recorder) {
+			took = Closely(r, 5*time.Second, func() error {
+				if looks++; looks < 20 {
+					return errors.New("still signed in")
+				}
+				return nil
+			})
+		})
+		// Nil's growing pause would have taken 762ms for these twenty looks.
+		if want := 19 * pollMin; r.failed != "" || looks != 20 || took != want {
+			t.Fatalf("failed %q after %d looks in %s; want success on the 20th look after %s", r.failed, looks, took, want)
+		}
+	})
+}
+
+func TestCloselyFailsAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		r := run(t, func(r *recorder) {
+			Closely(r, 30*time.Millisecond, func() error { return errors.New("still signed in") })
+		})
+		if took := time.Since(start); !strings.HasPrefix(r.failed, "not within") || took < 30*time.Millisecond || took > 30*time.Millisecond+pollMin {
+			t.Fatalf("failed %q after %s; want a failure at the 30ms deadline", r.failed, took)
+		}
+	})
 }
