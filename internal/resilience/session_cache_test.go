@@ -20,6 +20,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
 )
 
 // getSession asks base for the session behind cookie and returns the
@@ -262,12 +263,7 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 			}
 		}
 		lost := len(rs.replicas[1].logLines(listenerLost))
-		var killed int
-		if err := db.Bun().NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(t.Context(), &killed); err != nil {
-			t.Fatal(err)
-		}
-		if killed != 2 {
+		if killed := storetest.TerminateListeners(t, db); killed != 2 {
 			t.Fatalf("round %d: terminated %d listeners, want the replicas' 2", round, killed)
 		}
 		// The gap starts when B finds its connection gone. Until then no
@@ -283,7 +279,7 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond) // spread the asks over the reconnect backoff
 		}
-		if !waitFor(t, 10*time.Second, func() bool { return listeners(t, db) == 2 }) {
+		if !waitFor(t, 10*time.Second, func() bool { return storetest.Listeners(t, db) == 2 }) {
 			t.Fatalf("round %d: the listeners did not come back", round)
 		}
 		if round == 0 {
@@ -298,13 +294,3 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 
 // listenerLost is what a serve logs when its listening connection ends.
 const listenerLost = "event listener lost its connection; reconnecting"
-
-// listeners counts the LISTEN connections on the replicas' database.
-func listeners(t *testing.T, db *store.DB) int {
-	var n int
-	if err := db.Bun().NewRaw(`SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(t.Context(), &n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}

@@ -268,7 +268,7 @@ func (s *MailStore) GetMail(ctx context.Context, id uuid.UUID) (*mail.Message, [
 	return &m, out, nil
 }
 
-// InTx implements mail.Store and mail.OutboxStore.
+// InTx implements mail.Store and mail.OutboxStore with DB.InTx, so fn may run more than once.
 func (s *MailStore) InTx(ctx context.Context, fn func(ctx context.Context, tx mail.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

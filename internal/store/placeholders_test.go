@@ -1,6 +1,7 @@
 package store
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,13 +28,21 @@ func TestNumberPlaceholders(t *testing.T) {
 }
 
 // The session lookup is the hottest query; on PostgreSQL it must carry
-// exactly one parameter, $1, and on SQLite stay as written.
+// exactly one parameter, $1, and on SQLite have its one value written in
+// as the other raw statements do.
 func TestSessionLookupPlaceholders(t *testing.T) {
-	pg := (&DB{dialect: Postgres}).Sessions().lookupSQL
-	if strings.Count(pg, "$1") != 1 || strings.Contains(pg, "?") || strings.Contains(pg, "$2") {
-		t.Errorf("PostgreSQL lookup = %q, want one $1 and no ?", pg)
+	hash := []byte{0xab, 0xcd}
+	pg, args := rawQ{dialect: Postgres}.bind(lookupSessionSQL, []any{hash})
+	if strings.Count(pg, "$1") != 1 || strings.Contains(pg, "?") || strings.Contains(pg, "$2") || len(args) != 1 {
+		t.Errorf("PostgreSQL lookup = %q with %d values, want one $1, no ? and one value", pg, len(args))
 	}
-	if lite := (&DB{dialect: SQLite}).Sessions().lookupSQL; lite != lookupSessionSQL {
-		t.Errorf("SQLite lookup = %q, want it unchanged", lite)
+	db, err := Open(t.Context(), "file:"+filepath.Join(t.TempDir(), "bind.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lite, args := db.raw().bind(lookupSessionSQL, []any{hash})
+	if strings.Contains(lite, "?") || !strings.Contains(lite, "X'abcd'") || len(args) != 0 {
+		t.Errorf("SQLite lookup = %q with %d values, want X'abcd' written in and no values", lite, len(args))
 	}
 }
