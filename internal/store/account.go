@@ -111,10 +111,10 @@ func (s *AccountStore) UserByID(ctx context.Context, id uuid.UUID) (*account.Use
 
 // UserByEmail implements account.Store.
 //
-// It is sign-in's lookup, so it takes the raw road: on PostgreSQL its
-// values are bound parameters rather than the literals bun writes into a
-// query, and PostgreSQL runs one prepared statement per connection instead
-// of parsing and planning every call.
+// It is sign-in's lookup, so it takes the raw road: its values are bound
+// parameters rather than the literals bun writes into a query, so that
+// PostgreSQL runs one prepared statement per connection instead of
+// parsing and planning every call.
 func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error) {
 	var row userRow
 	err := s.db.raw().one(ctx, row.scan,

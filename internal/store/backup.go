@@ -14,8 +14,6 @@ import (
 	"strings"
 
 	"github.com/pressly/goose/v3"
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"modernc.org/sqlite"
 
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -183,8 +181,7 @@ func readSQLiteFile(ctx context.Context, path string, check bool) (BackupInfo, e
 		return BackupInfo{}, fmt.Errorf("open the backup: %w", err)
 	}
 	defer sqldb.Close()
-	file := &DB{bun: bun.NewDB(sqldb, sqlitedialect.New()), dialect: SQLite, path: path}
-	conn := file.raw()
+	conn := (&DB{dialect: SQLite}).rawOn(sqldb)
 	if check {
 		var verdict string
 		if err := conn.one(ctx, func(row rowScanner) error { return row.Scan(&verdict) }, "PRAGMA integrity_check(1)"); err != nil {

@@ -108,7 +108,7 @@ func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
 }
 
 // ClaimDue implements mail.Tx. Every worker runs it on every poll, so its
-// values are sent as parameters (Tx.each): on PostgreSQL one prepared
+// values are sent as parameters (rawQ.each): on PostgreSQL one prepared
 // statement serves every claim.
 func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (*mail.Claim, error) {
 	query, args := claimDueSQL(t.postgres(), worker, now.UTC(), until.UTC())

@@ -194,7 +194,7 @@ func (q playerQ) CountEdges(ctx context.Context, userID uuid.UUID, state string)
 
 // EdgeCounts counts the player's relationships by state in one
 // index-only pass. Every social page asks for them, so the player's id is
-// sent as a parameter (playerQ.each), not written into the text.
+// sent as a parameter (rawQ.each), not written into the text.
 func (q playerQ) EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error) {
 	out := make(map[string]int, len(edgeStates))
 	var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,7 @@ import (
 
 // rawQ is the store's one raw road out of bun (see the package doc): a
 // statement written by hand with bun's ? placeholders, its values sent as
-// parameters on PostgreSQL, each row scanned by hand through rowScanner
+// parameters, each row scanned by hand through rowScanner
 // into the destinations of player_rows.go. It runs on a database/sql
 // handle: the pool, a transaction, or the dedicated connection of the
 // migrator.
@@ -24,9 +25,7 @@ type rawQ struct {
 	// pool is conn when conn is the pool itself: reads then run on pgx on
 	// PostgreSQL. A transaction's or a dedicated connection's statements
 	// must stay on that connection, so they take database/sql.
-	pool *sql.DB
-	// format writes values into a SQLite statement as bun does.
-	format  *bun.DB
+	pool    *sql.DB
 	dialect string
 }
 
@@ -49,7 +48,7 @@ func (db *DB) raw() rawQ { return db.rawOn(db.bun.DB) }
 // of db.
 func (db *DB) rawOn(conn sqlQueryer) rawQ {
 	pool, _ := conn.(*sql.DB)
-	return rawQ{conn: conn, pool: pool, format: db.bun, dialect: db.dialect}
+	return rawQ{conn: conn, pool: pool, dialect: db.dialect}
 }
 
 // sqlHandle is the database/sql handle behind a bun handle, so that a raw
@@ -176,19 +175,46 @@ func (r rawQ) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 }
 
 // bind readies query, written with bun's ? placeholders, and its values
-// for database/sql. On PostgreSQL the values travel as bind parameters,
-// so the server reuses the plan of each hot statement; on SQLite bun
-// writes them in, as every other query of the store does, so that times
-// are written in the one format stored values use.
+// for database/sql. The values travel as bind parameters on both
+// dialects: on PostgreSQL the server then reuses the plan of each hot
+// statement; on SQLite nothing formats the text on every call. A time is
+// sent to SQLite as the text bun writes for it, the one format stored
+// values use, so that comparisons with stored times hold.
 func (r rawQ) bind(query string, args []any) (string, []any) {
 	if r.dialect == Postgres {
 		return numberPlaceholders(query), args
 	}
-	if len(args) == 0 {
-		return query, nil
+	copied := false
+	for i, a := range args {
+		t, ok := timeArg(a)
+		if !ok {
+			continue
+		}
+		if !copied { // the caller's slice stays as it was
+			args, copied = append([]any(nil), args...), true
+		}
+		args[i] = t.UTC().Format(sqliteTimeLayout)
 	}
-	return r.format.NewRaw(query, args...).String(), nil
+	return query, args
 }
+
+// timeArg is the time a value holds, if it is a time or a non-nil pointer
+// to one.
+func timeArg(a any) (time.Time, bool) {
+	switch v := a.(type) {
+	case time.Time:
+		return v, true
+	case *time.Time:
+		if v != nil {
+			return *v, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// sqliteTimeLayout is how bun writes a time into a SQLite statement, and
+// so the format of every stored time.
+const sqliteTimeLayout = "2006-01-02 15:04:05.999999-07:00"
 
 // numberPlaceholders turns each ? into PostgreSQL's $1, $2, … It is the
 // store's one placeholder rewriter. It leaves alone a ? inside a string

@@ -36,8 +36,9 @@
 // before the schema exists. A raw statement
 //   - is written with bun's ? placeholders, like every statement of the
 //     store; numberPlaceholders, the one rewriter, numbers them $1, $2, …
-//     for PostgreSQL, where the values travel as parameters; on SQLite bun
-//     writes them in, so that times keep the one format stored values use;
+//     for PostgreSQL. Its values travel as parameters on both dialects
+//     (rawQ.bind); a time goes to SQLite as the text bun writes for it,
+//     the one format stored values use;
 //   - runs through rawQ.each or rawQ.one (reads), writeOne (a write that
 //     returns a row) or exec, on the pool, a transaction (Tx embeds the
 //     road) or a dedicated connection (DB.rawOn); a read on the pool runs
