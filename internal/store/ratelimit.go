@@ -69,8 +69,8 @@ ON CONFLICT (key) DO UPDATE SET tat = MAX(rate_limits.tat, ?) + excluded.step, s
 // An error means nothing is known; callers fail closed.
 //
 // It runs on every sign-in and guarded request, so it takes the raw road:
-// on PostgreSQL its values are parameters and the server prepares each
-// statement once per connection.
+// its values are parameters, and PostgreSQL prepares each statement once
+// per connection.
 func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelimit.Check) (bool, time.Duration, error) {
 	at := now.UnixMicro()
 	var args []any // a (key, step, burst) triple for each check

@@ -82,12 +82,23 @@ func (r rawQ) each(ctx context.Context, scan func(rowScanner) error, query strin
 		return err
 	}
 	defer rows.Close()
+	if err := scanEach(rows, scan); err != nil {
+		return err
+	}
+	return mapError(rows.Err())
+}
+
+// scanEach calls scan for every row of rows: *sql.Rows, or pgx.Rows.
+func scanEach(rows interface {
+	rowScanner
+	Next() bool
+}, scan func(rowScanner) error) error {
 	for rows.Next() {
 		if err := scan(rows); err != nil {
 			return err
 		}
 	}
-	return mapError(rows.Err())
+	return nil
 }
 
 // one runs a read of at most one row and scans it; sql.ErrNoRows when
@@ -146,10 +157,8 @@ func eachPgx(ctx context.Context, db *sql.DB, scan func(rowScanner) error, query
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
+		if err := scanEach(rows, scan); err != nil {
+			return err
 		}
 		return rows.Err()
 	}))
