@@ -214,7 +214,7 @@ var siteNames = [siteClasses]string{
 	bunBuilder:     "bun road: query builder (NewSelect/NewInsert/NewUpdate/NewDelete)",
 	bunRaw:         "bun road: NewRaw, for statements the builder cannot say (bun formats and scans them as the builder's)",
 	rawCalls:       "raw road: calls of rawQ.each/one/writeOne/rows/exec (hand-written SQL, hand-written Scan)",
-	rawOwn:         "raw road's own database/sql, pgx and SQLite formatting calls (in rawQ's methods and eachPgx)",
+	rawOwn:         "raw road's own calls below it (database/sql and pgx, inside rawQ's methods and eachPgx)",
 	driverWrappers: "driver wrappers below database/sql (retryConn's methods)",
 	straySQL:       "outside both roads: database/sql directly (QueryContext/QueryRowContext/ExecContext)",
 	strayPgx:       "outside both roads: pgx directly (pgx.Connect, conn.Query/QueryRow)",
