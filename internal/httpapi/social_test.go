@@ -249,9 +249,7 @@ func TestSocialCallbackRefusals(t *testing.T) {
 		c := e.srv.Client(t)
 		redirect := e.op.Login(t, e.start(t, c, "/sign-in/social", map[string]any{"errorCallbackURL": "/oops"}), "hank")
 		// The test moves the expiry instead of the clock.
-		if _, err := e.srv.App.DB.Bun().NewRaw("UPDATE oauth_states SET expires_at = ?", time.Now().UTC().Add(-time.Second)).Exec(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		storetest.ExpireOAuthStates(t, e.srv.App.DB)
 		loc := e.callback(t, c, redirect)
 		wantCallbackError(t, loc, "state_not_found")
 		if sessionUser(t, c) != nil {
@@ -361,7 +359,7 @@ func TestSocialImplicitLinkNeedsBothEmailsVerified(t *testing.T) {
 
 	// dave's local email is verified: the same sign-in links his account.
 	dave := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "dave@example.com", Name: "Dave", Nickname: "dave_local", Password: apitest.DefaultPassword})
-	markVerified(t, e.srv, "dave@example.com")
+	storetest.MarkEmailVerified(t, e.srv.App.DB, "dave@example.com")
 	if loc := e.signIn(t, c, "dave", map[string]any{"callbackURL": "/play"}); loc.Path != "/play" {
 		t.Fatalf("implicit link went to %s", loc)
 	}
@@ -387,7 +385,7 @@ func TestSocialImplicitLinkNeedsBothEmailsVerified(t *testing.T) {
 func TestSocialLinkFromASignedInAccount(t *testing.T) {
 	e := newSocialServer(t)
 	frank := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "frank@example.com", Name: "Frank", Nickname: "frank_local", Password: apitest.DefaultPassword})
-	markVerified(t, e.srv, "frank@example.com")
+	storetest.MarkEmailVerified(t, e.srv.App.DB, "frank@example.com")
 	loc := e.callback(t, frank.Client, e.op.Login(t, e.start(t, frank.Client, "/link-social", map[string]any{"callbackURL": "/linked"}), "frank"))
 	if loc.Path != "/linked" {
 		t.Fatalf("link went to %s", loc)
@@ -398,7 +396,7 @@ func TestSocialLinkFromASignedInAccount(t *testing.T) {
 
 	// gina's provider account has an unverified email: no link.
 	gina := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "gina@example.com", Name: "Gina", Nickname: "gina_local", Password: apitest.DefaultPassword})
-	markVerified(t, e.srv, "gina@example.com")
+	storetest.MarkEmailVerified(t, e.srv.App.DB, "gina@example.com")
 	loc = e.callback(t, gina.Client, e.op.Login(t, e.start(t, gina.Client, "/link-social", map[string]any{}), "gina"))
 	wantCallbackError(t, loc, "email_not_verified")
 
@@ -422,7 +420,7 @@ func TestSocialLinkFromASignedInAccount(t *testing.T) {
 
 	// A verified identity of the same email links at once.
 	hank := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "hank@example.com", Name: "Hank", Nickname: "hank_local", Password: apitest.DefaultPassword})
-	markVerified(t, e.srv, "hank@example.com")
+	storetest.MarkEmailVerified(t, e.srv.App.DB, "hank@example.com")
 	hankToken, hankAccess := e.idToken(t, e.web, "hank", "n")
 	res = hank.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op",
 		"idToken": map[string]any{"token": hankToken, "nonce": "n", "accessToken": hankAccess}})
@@ -435,7 +433,7 @@ func TestSocialLinkFromASignedInAccount(t *testing.T) {
 	// Adding or removing a way in needs a recent sign-in: a session older
 	// than the fresh age is refused before anything is linked.
 	ivy := e.srv.SignUpPlayerWith(t, account.NewUser{Email: "ivy@example.com", Name: "Ivy", Nickname: "ivy_local", Password: apitest.DefaultPassword})
-	markVerified(t, e.srv, "ivy@example.com")
+	storetest.MarkEmailVerified(t, e.srv.App.DB, "ivy@example.com")
 	storetest.AgeSessions(t, e.srv.App.DB, ivy.User.ID, time.Hour)
 	res = ivy.Client.Do("POST", socialMount+"/link-social", map[string]any{"provider": "op", "callbackURL": "/linked"})
 	expect(t, res, http.StatusForbidden, "SESSION_NOT_FRESH")
@@ -634,25 +632,12 @@ func TestGuestCreationLimitPerAddress(t *testing.T) {
 	}
 }
 
-// markVerified marks a local account's email verified, as following the
-// verification mail would.
-func markVerified(t *testing.T, srv *apitest.Server, email string) {
-	t.Helper()
-	if _, err := srv.App.DB.Bun().NewRaw("UPDATE users SET email_verified = ? WHERE email = ?", true, email).Exec(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // wantMail checks that the outbox holds a message of template to: the
 // notice is enqueued in the transaction of the change, so it is there as
 // soon as the change answered.
 func wantMail(t *testing.T, srv *apitest.Server, to, template string) {
 	t.Helper()
-	n, err := srv.App.DB.Bun().NewSelect().Table("mail_outbox").Where("recipient = ? AND template = ?", to, template).Count(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 1 {
+	if n := storetest.CountMail(t, srv.App.DB, to, template); n != 1 {
 		t.Fatalf("%d %s mails to %s, want 1", n, template, to)
 	}
 }

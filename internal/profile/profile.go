@@ -189,8 +189,9 @@ type Store interface {
 	// InTx runs fn in one transaction, committing when fn returns nil. fn
 	// may run more than once: after a serialization failure, a deadlock or
 	// a connection lost before COMMIT the transaction starts again (up to
-	// four runs), so fn works only through tx and resets whatever it
-	// gathers outside it at the start of each run.
+	// four runs), so fn works only through tx, has no side effects outside
+	// the transaction, and resets whatever it gathers at the start of each
+	// run.
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// Token returns a token and its change, or nil, nil, nil.
 	Token(ctx context.Context, hash string) (*Token, *Change, error)

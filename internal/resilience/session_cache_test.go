@@ -22,6 +22,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
 	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
@@ -253,12 +254,7 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 			}
 		}
 		lost := len(rs.replicas[1].logLines(listenerLost))
-		var killed int
-		if err := db.Bun().NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(t.Context(), &killed); err != nil {
-			t.Fatal(err)
-		}
-		if killed != 2 {
+		if killed := storetest.TerminateListeners(t, db); killed != 2 {
 			t.Fatalf("round %d: terminated %d listeners, want the replicas' 2", round, killed)
 		}
 		// The gap starts when B finds its connection gone. Until then no
@@ -280,7 +276,7 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		testwait.Nil(t, 10*time.Second, func() error {
-			if n := listeners(t, db); n != 2 {
+			if n := storetest.Listeners(t, db); n != 2 {
 				return fmt.Errorf("round %d: %d of the replicas' 2 listeners back", round, n)
 			}
 			return nil
@@ -297,13 +293,3 @@ func TestReplicasListenerTerminatedServesNoStaleSession(t *testing.T) {
 
 // listenerLost is what a serve logs when its listening connection ends.
 const listenerLost = "event listener lost its connection; reconnecting"
-
-// listeners counts the LISTEN connections on the replicas' database.
-func listeners(t *testing.T, db *store.DB) int {
-	var n int
-	if err := db.Bun().NewRaw(`SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND query LIKE 'LISTEN %'`).Scan(t.Context(), &n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}

@@ -111,28 +111,32 @@ func (s *AccountStore) UserByID(ctx context.Context, id uuid.UUID) (*account.Use
 
 // UserByEmail implements account.Store.
 //
-// It is sign-in's lookup, so its values are bound parameters rather than
-// the literals bun writes into a query: PostgreSQL then runs one prepared
-// statement per connection instead of parsing and planning every call.
+// It is sign-in's lookup, so it takes the raw road: its values are bound
+// parameters rather than the literals bun writes into a query, so that
+// PostgreSQL runs one prepared statement per connection instead of
+// parsing and planning every call.
 func (s *AccountStore) UserByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error) {
-	query := "SELECT * FROM users WHERE realm = ? AND email = ? LIMIT 1"
-	if s.db.dialect == Postgres {
-		query = numberPlaceholders(query)
-	}
-	rows, err := s.db.bun.DB.QueryContext(ctx, query, string(realm), email)
-	if err != nil {
-		return nil, mapError(err)
-	}
 	var row userRow
-	err = s.db.bun.ScanRows(ctx, rows, &row)
-	// ScanRows leaves the model untouched when no row matched.
-	if errors.Is(err, sql.ErrNoRows) || err == nil && row.ID == uuid.Nil {
+	err := s.db.raw().one(ctx, row.scan,
+		"SELECT "+userColumns+" FROM users WHERE realm = ? AND email = ? LIMIT 1", string(realm), email)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, account.ErrNotFound
 	}
 	if err != nil {
 		return nil, mapError(err)
 	}
 	return row.user(), nil
+}
+
+// userColumns are the columns userRow.scan reads, in its order.
+const userColumns = "id, realm, email, name, nickname, nickname_key, email_verified, image, password_hash, role, " +
+	"is_anonymous, created_at, updated_at"
+
+// scan reads one row of userColumns into r, for the raw road.
+func (r *userRow) scan(row rowScanner) error {
+	return row.Scan(dbUUID{&r.ID}, &r.Realm, &r.Email, &r.Name, nullString{&r.Nickname}, nullString{&r.NicknameKey},
+		&r.EmailVerified, nullString{&r.Image}, &r.PasswordHash, nullString{&r.Role}, &r.IsAnonymous,
+		dbTime{&r.CreatedAt}, dbTime{&r.UpdatedAt})
 }
 
 // UserByID implements the read-user step of auth.Tx.

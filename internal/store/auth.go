@@ -45,25 +45,18 @@ func (r *sessionRow) session() auth.Session {
 }
 
 // SessionStore implements auth.Store.
-type SessionStore struct {
-	db *DB
-	// lookupSQL is the hot-path query with the dialect's own placeholder,
-	// run outside bun so that PostgreSQL prepares it once per connection
-	// instead of parsing an interpolated text every time.
-	lookupSQL string
-}
+type SessionStore struct{ db *DB }
 
+// lookupSessionSQL reads a session and its user by the token's hash.
 const lookupSessionSQL = `SELECT s.id, s.user_id, s.realm, s.remember, s.expires_at, s.created_at, s.updated_at,
  s.ip_address, s.user_agent, u.realm, u.email, u.name, u.nickname, u.email_verified, u.image, u.password_hash,
  u.role, u.created_at, u.updated_at, u.is_anonymous
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 
 // Sessions returns the session store.
-func (db *DB) Sessions() *SessionStore {
-	return &SessionStore{db: db, lookupSQL: db.placeholders(lookupSessionSQL)}
-}
+func (db *DB) Sessions() *SessionStore { return &SessionStore{db: db} }
 
-// InTx implements auth.Store.
+// InTx implements auth.Store with DB.InTx, so fn may run more than once.
 func (s *SessionStore) InTx(ctx context.Context, fn func(ctx context.Context, tx auth.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
@@ -93,25 +86,12 @@ func insertSession(ctx context.Context, idb bun.IDB, sess *auth.Session) error {
 
 // SessionByTokenHash implements auth.Store with one indexed query that
 // returns the session and its user together. It is the hot path of every
-// signed-in request, so it leaves bun: on PostgreSQL it runs on pgx
-// directly (prepared once per connection, scanned without database/sql's
-// per-row reflection), on SQLite on database/sql with its one argument
-// bound.
+// signed-in request, so it takes the raw road: on PostgreSQL it runs on
+// pgx directly, prepared once per connection and scanned without
+// database/sql's per-row reflection.
 func (s *SessionStore) SessionByTokenHash(ctx context.Context, tokenHash auth.TokenHash) (*auth.Session, *account.User, error) {
 	var r lookupRow
-	var err error
-	if s.db.dialect == Postgres {
-		found := false
-		err = eachPgx(ctx, s.db.bun.DB, func(row rowScanner) error {
-			found = true
-			return row.Scan(r.dest()...)
-		}, s.lookupSQL, []any{tokenHash[:]})
-		if err == nil && !found {
-			err = sql.ErrNoRows
-		}
-	} else {
-		err = s.db.bun.DB.QueryRowContext(ctx, s.lookupSQL, tokenHash[:]).Scan(r.dest()...)
-	}
+	err := s.db.raw().one(ctx, r.scan, lookupSessionSQL, tokenHash[:])
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.ErrSessionNotFound
 	}
@@ -136,6 +116,9 @@ type lookupRow struct {
 	// on the heap anyway: a slice of its own would cost an allocation.
 	dests [20]any
 }
+
+// scan reads one row of lookupSessionSQL into r.
+func (r *lookupRow) scan(row rowScanner) error { return row.Scan(r.dest()...) }
 
 // dest lists the scan destinations of lookupSessionSQL's columns; they
 // serve pgx and database/sql alike.

@@ -176,14 +176,15 @@ func readSQLiteFile(ctx context.Context, path string, check bool) (BackupInfo, e
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("inspect the backup: %w", err)
 	}
-	conn, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("open the backup: %w", err)
 	}
-	defer conn.Close()
+	defer sqldb.Close()
+	conn := (&DB{dialect: SQLite}).rawOn(sqldb)
 	if check {
 		var verdict string
-		if err := conn.QueryRowContext(ctx, "PRAGMA integrity_check(1)").Scan(&verdict); err != nil {
+		if err := conn.one(ctx, func(row rowScanner) error { return row.Scan(&verdict) }, "PRAGMA integrity_check(1)"); err != nil {
 			return BackupInfo{}, corrupt("it is not a readable SQLite database (%v)", err)
 		}
 		if verdict != "ok" {
@@ -212,8 +213,8 @@ func readSQLiteFile(ctx context.Context, path string, check bool) (BackupInfo, e
 	return info, nil
 }
 
-func appliedVersions(ctx context.Context, conn *sql.DB) ([]int64, error) {
-	rows, err := conn.QueryContext(ctx, "SELECT version_id FROM "+versionTable+" WHERE is_applied AND version_id > 0")
+func appliedVersions(ctx context.Context, conn rawQ) ([]int64, error) {
+	rows, err := conn.rows(ctx, "SELECT version_id FROM "+versionTable+" WHERE is_applied AND version_id > 0")
 	if err != nil {
 		return nil, corrupt("it has no migration history (%v)", err)
 	}

@@ -24,7 +24,7 @@ type Statement struct {
 func (db *DB) HotStatements(hash auth.TokenHash, userID uuid.UUID, pages []player.EdgePage, lobbies player.LobbyFilter, now time.Time) map[string]Statement {
 	q := db.Player().playerQ
 	return map[string]Statement{
-		"session lookup": {db.Sessions().lookupSQL, []any{hash[:]}},
+		"session lookup": sent(q.bind(lookupSessionSQL, []any{hash[:]})),
 		"social pages":   sent(q.bind(edgePagesSQL(userID, pages))),
 		"social counts":  sent(q.bind(edgeCountsSQL, []any{userID})),
 		"lobby list":     sent(q.bind(browseLobbiesSQL(lobbies))),

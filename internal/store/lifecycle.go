@@ -69,7 +69,7 @@ func (db *DB) Lifecycle() *LifecycleStore { return &LifecycleStore{db: db} }
 // LifecycleStore implements lifecycle.Store.
 type LifecycleStore struct{ db *DB }
 
-// InTx implements lifecycle.Store.
+// InTx implements lifecycle.Store with DB.InTx, so fn may run more than once.
 func (s *LifecycleStore) InTx(ctx context.Context, fn func(ctx context.Context, tx lifecycle.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

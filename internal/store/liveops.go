@@ -49,7 +49,7 @@ func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops
 	return out, nil
 }
 
-// InTx implements liveops.Store and liveops.RoleStore.
+// InTx implements liveops.Store and liveops.RoleStore with DB.InTx, so fn may run more than once.
 func (s *LiveOpsStore) InTx(ctx context.Context, fn func(ctx context.Context, tx liveops.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

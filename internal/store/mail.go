@@ -108,7 +108,7 @@ func (s *MailStore) EnqueueMail(ctx context.Context, m *mail.Outgoing) error {
 }
 
 // ClaimDue implements mail.Tx. Every worker runs it on every poll, so its
-// values are sent as parameters (Tx.each): on PostgreSQL one prepared
+// values are sent as parameters (rawQ.each): on PostgreSQL one prepared
 // statement serves every claim.
 func (t Tx) ClaimDue(ctx context.Context, worker string, now, until time.Time) (*mail.Claim, error) {
 	query, args := claimDueSQL(t.postgres(), worker, now.UTC(), until.UTC())
@@ -268,7 +268,7 @@ func (s *MailStore) GetMail(ctx context.Context, id uuid.UUID) (*mail.Message, [
 	return &m, out, nil
 }
 
-// InTx implements mail.Store and mail.OutboxStore.
+// InTx implements mail.Store and mail.OutboxStore with DB.InTx, so fn may run more than once.
 func (s *MailStore) InTx(ctx context.Context, fn func(ctx context.Context, tx mail.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

@@ -19,20 +19,17 @@ const (
 	bunAdoptedTable    = "bun_migrations_adopted"
 )
 
-// sqlQueryer is what *sql.DB, *sql.Conn and *sql.Tx all offer.
-type sqlQueryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+// The migrator works on goose's dedicated connection (or its
+// transaction), before the schema exists, so its statements take the raw
+// road on that handle (DB.rawOn) rather than bun's models.
 
 func (m *Migrator) tableExists(ctx context.Context, q sqlQueryer, name string) (bool, error) {
 	var exists bool
 	query := "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?"
 	if m.db.dialect == Postgres {
-		query = "SELECT to_regclass($1) IS NOT NULL"
+		query = "SELECT to_regclass(?) IS NOT NULL"
 	}
-	err := q.QueryRowContext(ctx, query, name).Scan(&exists)
+	err := m.db.rawOn(q).one(ctx, func(row rowScanner) error { return row.Scan(&exists) }, query, name)
 	return exists, mapError(err)
 }
 
@@ -57,7 +54,7 @@ func (m *Migrator) adoptOnce(ctx context.Context) error {
 // prepare runs under the lock before goose looks at its table: it creates
 // the checksum table and adopts a bun history.
 func (m *Migrator) prepare(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+checksumTable+
+	if _, err := m.db.rawOn(conn).exec(ctx, "CREATE TABLE IF NOT EXISTS "+checksumTable+
 		" (version BIGINT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL)"); err != nil {
 		return mapError(fmt.Errorf("create %s: %w", checksumTable, err))
 	}
@@ -79,7 +76,7 @@ func (m *Migrator) prepare(ctx context.Context, conn *sql.Conn) error {
 // adopt copies the versions bun recorded into goose's table (created here
 // when missing), then renames bun's table so that this happens once.
 func (m *Migrator) adopt(ctx context.Context, tx *sql.Tx) error {
-	versions, err := bunVersions(ctx, tx)
+	versions, err := bunVersions(ctx, m.db.rawOn(tx))
 	if err != nil {
 		return err
 	}
@@ -109,35 +106,31 @@ func (m *Migrator) adopt(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+bunMigrationsTable+" RENAME TO "+bunAdoptedTable); err != nil {
+	if _, err := m.db.rawOn(tx).exec(ctx, "ALTER TABLE "+bunMigrationsTable+" RENAME TO "+bunAdoptedTable); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, "DROP TABLE IF EXISTS "+bunLocksTable)
+	_, err = m.db.rawOn(tx).exec(ctx, "DROP TABLE IF EXISTS "+bunLocksTable)
 	return err
 }
 
 // bunVersions reads the applied versions from bun's table, oldest first.
 // bun names a migration by the digits before the first underscore.
-func bunVersions(ctx context.Context, tx *sql.Tx) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT name FROM "+bunMigrationsTable+" ORDER BY id")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+func bunVersions(ctx context.Context, q rawQ) ([]int64, error) {
 	var versions []int64
-	for rows.Next() {
+	err := q.each(ctx, func(row rowScanner) error {
 		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
+		if err := row.Scan(&name); err != nil {
+			return err
 		}
 		digits, _, _ := strings.Cut(name, "_")
 		v, err := strconv.ParseInt(digits, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("bun migration %q has no numeric version", name)
+			return fmt.Errorf("bun migration %q has no numeric version", name)
 		}
 		versions = append(versions, v)
-	}
-	return versions, rows.Err()
+		return nil
+	}, "SELECT name FROM "+bunMigrationsTable+" ORDER BY id")
+	return versions, err
 }
 
 // syncChecksums runs under the lock after goose changed the history: it
@@ -162,8 +155,8 @@ func (m *Migrator) syncChecksums(ctx context.Context, conn *sql.Conn) error {
 	}
 	for v := range recorded {
 		if !isApplied[v] {
-			if _, err := conn.ExecContext(ctx, m.db.placeholders("DELETE FROM "+checksumTable+" WHERE version = ?"), v); err != nil {
-				return mapError(err)
+			if _, err := m.db.rawOn(conn).exec(ctx, "DELETE FROM "+checksumTable+" WHERE version = ?", v); err != nil {
+				return err
 			}
 		}
 	}
@@ -176,9 +169,9 @@ func (m *Migrator) syncChecksums(ctx context.Context, conn *sql.Conn) error {
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, m.db.placeholders("INSERT INTO "+checksumTable+" (version, file, sha256) VALUES (?, ?, ?)"),
+		if _, err := m.db.rawOn(conn).exec(ctx, "INSERT INTO "+checksumTable+" (version, file, sha256) VALUES (?, ?, ?)",
 			v, m.files[v], sum); err != nil {
-			return mapError(err)
+			return err
 		}
 	}
 	return nil
@@ -192,18 +185,14 @@ func (m *Migrator) recordedChecksums(ctx context.Context, q sqlQueryer) (map[int
 	if err != nil || !exists {
 		return sums, err
 	}
-	rows, err := q.QueryContext(ctx, "SELECT version, sha256 FROM "+checksumTable)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = m.db.rawOn(q).each(ctx, func(row rowScanner) error {
 		var v int64
 		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			return nil, err
+		if err := row.Scan(&v, &sum); err != nil {
+			return err
 		}
 		sums[v] = sum
-	}
-	return sums, rows.Err()
+		return nil
+	}, "SELECT version, sha256 FROM "+checksumTable)
+	return sums, err
 }

@@ -83,11 +83,12 @@ func (l *migrationLocker) acquire(ctx context.Context, conn *sql.Conn) error {
 func (l *migrationLocker) try(ctx context.Context, conn *sql.Conn) (bool, error) {
 	if l.m.db.dialect == Postgres {
 		// application_name lets a waiting job say who holds the lock.
-		if _, err := conn.ExecContext(ctx, "SELECT set_config('application_name', $1, false)", lockHolderName()); err != nil {
-			return false, mapError(err)
+		q := l.m.db.rawOn(conn)
+		if _, err := q.exec(ctx, "SELECT set_config('application_name', ?, false)", lockHolderName()); err != nil {
+			return false, err
 		}
 		var ok bool
-		err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", migrationLockKey).Scan(&ok)
+		err := q.one(ctx, func(row rowScanner) error { return row.Scan(&ok) }, "SELECT pg_try_advisory_lock(?)", migrationLockKey)
 		return ok, mapError(err)
 	}
 	if l.m.db.path == "" || l.m.db.path == ":memory:" {
@@ -110,7 +111,7 @@ func (l *migrationLocker) try(ctx context.Context, conn *sql.Conn) (bool, error)
 
 func (l *migrationLocker) release(ctx context.Context, conn *sql.Conn) error {
 	if l.m.db.dialect == Postgres {
-		_, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1), set_config('application_name', '', false)", migrationLockKey)
+		_, err := l.m.db.rawOn(conn).exec(ctx, "SELECT pg_advisory_unlock(?), set_config('application_name', '', false)", migrationLockKey)
 		return err
 	}
 	if l.file == nil {
@@ -134,11 +135,12 @@ func (l *migrationLocker) holder(ctx context.Context, conn *sql.Conn) string {
 		var pid int
 		var app, client string
 		var since time.Time
-		err := conn.QueryRowContext(ctx, `SELECT a.pid, a.application_name, coalesce(host(a.client_addr), 'local socket'), a.backend_start
+		err := l.m.db.rawOn(conn).one(ctx, func(row rowScanner) error { return row.Scan(&pid, &app, &client, &since) },
+			`SELECT a.pid, a.application_name, coalesce(host(a.client_addr), 'local socket'), a.backend_start
 			FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-			  AND l.classid::bigint = $1 AND l.objid::bigint = $2`,
-			migrationLockKey>>32, migrationLockKey&0xffffffff).Scan(&pid, &app, &client, &since)
+			  AND l.classid::bigint = ? AND l.objid::bigint = ?`,
+			migrationLockKey>>32, migrationLockKey&0xffffffff)
 		if err != nil {
 			return "another session"
 		}

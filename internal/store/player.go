@@ -25,10 +25,10 @@ type PlayerStore struct {
 
 // Player returns the player store.
 func (db *DB) Player() *PlayerStore {
-	return &PlayerStore{playerQ: playerQ{idb: db.bun, db: db.bun, dialect: db.dialect}, db: db}
+	return &PlayerStore{playerQ: db.on(db.bun).playerQ, db: db}
 }
 
-// InTx implements player.Store.
+// InTx implements player.Store with DB.InTx, so fn may run more than once.
 func (s *PlayerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx player.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
@@ -36,9 +36,8 @@ func (s *PlayerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx 
 // playerQ is the player area's queries of Tx: it runs them on a DB or
 // inside a transaction.
 type playerQ struct {
-	idb     bun.IDB
-	db      *bun.DB // scans rows of either
-	dialect string
+	idb bun.IDB
+	rawQ
 }
 
 // notFound maps sql.ErrNoRows to player.ErrNotFound.
@@ -195,7 +194,7 @@ func (q playerQ) CountEdges(ctx context.Context, userID uuid.UUID, state string)
 
 // EdgeCounts counts the player's relationships by state in one
 // index-only pass. Every social page asks for them, so the player's id is
-// sent as a parameter (playerQ.each), not written into the text.
+// sent as a parameter (rawQ.each), not written into the text.
 func (q playerQ) EdgeCounts(ctx context.Context, userID uuid.UUID) (map[string]int, error) {
 	out := make(map[string]int, len(edgeStates))
 	var (

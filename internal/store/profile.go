@@ -89,7 +89,7 @@ type ProfileStore struct{ db *DB }
 // Profiles returns the pending-change store.
 func (db *DB) Profiles() *ProfileStore { return &ProfileStore{db: db} }
 
-// InTx implements profile.Store.
+// InTx implements profile.Store with DB.InTx, so fn may run more than once.
 func (s *ProfileStore) InTx(ctx context.Context, fn func(ctx context.Context, tx profile.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

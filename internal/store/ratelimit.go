@@ -43,7 +43,7 @@ locked AS (SELECT key, tat, seen FROM rate_limits WHERE key IN (SELECT key FROM 
 missing AS (INSERT INTO rate_limits (key, tat, step)
 	SELECT key, 0, step FROM req WHERE key NOT IN (SELECT key FROM locked) ORDER BY key
 	ON CONFLICT (key) DO NOTHING),
-stamped AS (SELECT req.key, req.step, req.burst, locked.tat, GREATEST(locked.seen, $1::bigint) AS at
+stamped AS (SELECT req.key, req.step, req.burst, locked.tat, GREATEST(locked.seen, ?::bigint) AS at
 	FROM req JOIN locked USING (key)),
 cur AS (SELECT key, step, burst, at, GREATEST(tat, at) + step AS tat FROM stamped),
 verdict AS (SELECT CASE WHEN (SELECT count(*) FROM cur) < (SELECT count(*) FROM req) THEN NULL
@@ -67,29 +67,28 @@ ON CONFLICT (key) DO UPDATE SET tat = MAX(rate_limits.tat, ?) + excluded.step, s
 // Allow counts one attempt against every check, all or nothing, and when
 // any check is over its limit returns false with the wait until it is not.
 // An error means nothing is known; callers fail closed.
+//
+// It runs on every sign-in and guarded request, so it takes the raw road:
+// its values are parameters, and PostgreSQL prepares each statement once
+// per connection.
 func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelimit.Check) (bool, time.Duration, error) {
 	at := now.UnixMicro()
-	var values []string
-	args := []any{at}
+	var args []any // a (key, step, burst) triple for each check
 	for _, c := range checks {
 		if c.Rule.Off() {
 			continue
 		}
-		n := len(args)
-		values = append(values, fmt.Sprintf("($%d::text, $%d::bigint, $%d::bigint)", n+1, n+2, n+3))
 		args = append(args, limitKey(c.Key), c.Rule.Window.Microseconds()/int64(c.Rule.Limit), c.Rule.Window.Microseconds())
 	}
-	if len(values) == 0 {
+	if len(args) == 0 {
 		return true, 0, nil
 	}
 	var wait int64
 	var err error
 	if l.db.dialect == Postgres {
-		// Numbered parameters, not bun's inlined ones, so the server
-		// prepares the statement once per connection.
-		wait, err = l.allowPostgres(ctx, fmt.Sprintf(rateLimitPostgres, strings.Join(values, ", ")), args)
+		wait, err = l.allowPostgres(ctx, args, at)
 	} else {
-		wait, err = l.allowSQLite(ctx, len(values), args[1:], at)
+		wait, err = l.allowSQLite(ctx, args, at)
 	}
 	if err != nil {
 		return false, 0, mapError(fmt.Errorf("rate limit: %w", err))
@@ -100,11 +99,22 @@ func (l *RateLimits) Allow(ctx context.Context, now time.Time, checks ...ratelim
 	return true, 0, nil
 }
 
-// allowPostgres runs q until it has locked a row for every key.
-func (l *RateLimits) allowPostgres(ctx context.Context, q string, args []any) (int64, error) {
+// requestValues is the VALUES list of the rate-limit statements for the
+// triples of args.
+func requestValues(args []any, row string) string {
+	return strings.TrimSuffix(strings.Repeat(row+", ", len(args)/3), ", ")
+}
+
+// allowPostgres runs rateLimitPostgres until it has locked a row for every
+// key; args holds the (key, step, burst) triples. The statement writes, so
+// it is sent with writeOne, never repeated after it may have run.
+func (l *RateLimits) allowPostgres(ctx context.Context, args []any, at int64) (int64, error) {
+	q := fmt.Sprintf(rateLimitPostgres, requestValues(args, "(?::text, ?::bigint, ?::bigint)"))
+	args = append(args[:len(args):len(args)], at)
 	for range rateLimitRounds {
 		var wait sql.NullInt64
-		if err := l.db.bun.DB.QueryRowContext(ctx, q, args...).Scan(&wait); err != nil {
+		err := l.db.raw().writeOne(ctx, func(row rowScanner) error { return row.Scan(&wait) }, q, args...)
+		if err != nil {
 			return 0, err
 		}
 		if wait.Valid {
@@ -115,8 +125,8 @@ func (l *RateLimits) allowPostgres(ctx context.Context, q string, args []any) (i
 }
 
 // allowSQLite runs the verdict, then counts, in one immediate transaction;
-// args holds n (key, step, burst) triples.
-func (l *RateLimits) allowSQLite(ctx context.Context, n int, args []any, at int64) (int64, error) {
+// args holds the (key, step, burst) triples.
+func (l *RateLimits) allowSQLite(ctx context.Context, args []any, at int64) (int64, error) {
 	var wait int64
 	err := l.db.InTx(ctx, func(ctx context.Context, tx Tx) error {
 		// Under the write lock, an attempt stamped before one already
@@ -126,13 +136,13 @@ func (l *RateLimits) allowSQLite(ctx context.Context, n int, args []any, at int6
 		// the limit.
 		at := max(at, l.db.limitStamp.Load())
 		l.db.limitStamp.Store(at)
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
-		q := fmt.Sprintf(rateLimitVerdictSQLite, values)
-		if err := tx.idb.NewRaw(q, append(append([]any{}, args...), at, at)...).Scan(ctx, &wait); err != nil || wait > 0 {
+		q := fmt.Sprintf(rateLimitVerdictSQLite, requestValues(args, "(?, ?, ?)"))
+		verdict := append(append([]any{}, args...), at, at)
+		if err := tx.one(ctx, func(row rowScanner) error { return row.Scan(&wait) }, q, verdict...); err != nil || wait > 0 {
 			return err
 		}
 		for i := 0; i < len(args); i += 3 {
-			if _, err := tx.idb.NewRaw(rateLimitCountSQLite, args[i], at, args[i+1], args[i+1], at).Exec(ctx); err != nil {
+			if _, err := tx.exec(ctx, rateLimitCountSQLite, args[i], at, args[i+1], args[i+1], at); err != nil {
 				return err
 			}
 		}

@@ -175,11 +175,15 @@ const txAttempts = 4
 // InTx runs fn in one transaction, committing when it returns nil and
 // rolling back otherwise. It is the only way the store opens a
 // transaction; the stores' InTx methods hand the same Tx to the service
-// as the interface that service declared. A transaction that fails with a serialization failure or deadlock, or
-// loses its connection before COMMIT, runs again (at most txAttempts
-// times, after a short jittered pause), so fn must leave nothing behind
-// outside the transaction but its results. A failed COMMIT is never
-// retried: whether it committed is unknown.
+// as the interface that service declared.
+//
+// fn may run more than once: a transaction that fails with a
+// serialization failure or deadlock, or loses its connection before
+// COMMIT, runs again (at most txAttempts times, after a short jittered
+// pause). So fn must have no side effects outside the transaction (no
+// mail sent, no event published, no shared counter moved) and leave
+// nothing behind but its results. A failed COMMIT is never retried:
+// whether it committed is unknown.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
 	var err error
 	for attempt := range txAttempts {

@@ -29,7 +29,7 @@ func (s *SeedStore) Ledger(ctx context.Context) (map[string]string, error) {
 	return s.db.on(s.db.bun).Ledger(ctx)
 }
 
-// InTx implements seed.Store.
+// InTx implements seed.Store with DB.InTx, so fn may run more than once.
 func (s *SeedStore) InTx(ctx context.Context, fn func(ctx context.Context, tx seed.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }

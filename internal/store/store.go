@@ -13,30 +13,41 @@
 // the database or inside a transaction, and the rule that combines them
 // stays in the service.
 //
-// # Leaving bun
+// # Two roads out of bun
 //
-// Queries go through bun: its query builder for rows with a model, NewRaw
-// for statements the builder cannot say. A read may leave bun only when a
-// benchmark shows that bun's formatting or reflective scanning costs about
-// as much as the query itself — today the session lookup behind every
-// signed-in request and the player reads. Such a read
-//   - is still written with bun's ? placeholders, numbered for PostgreSQL
-//     by numberPlaceholders (DB.placeholders), which skips quoted text and
-//     comments;
-//   - runs on PostgreSQL through eachPgx, the one place that reaches pgx;
-//   - scans into the destinations of player_rows.go, which serve pgx and
-//     database/sql alike, so one list of columns serves both dialects.
+// Every statement takes one of two roads, and only these two.
 //
-// bun writes a statement's values into its text, so on PostgreSQL every
-// call with new values is a new statement to parse and plan. A statement
-// that runs on every request or every worker poll with values that change
-// each time — the mail worker's claim, attempt and settlement, the social
-// counts — therefore also leaves bun, though it may write: playerQ.each,
-// rows and exec send it through database/sql (inside the transaction when
-// there is one) or pgx with its values as parameters, so PostgreSQL
-// prepares it once per connection. On SQLite bun still formats those
-// statements, so that times keep the one format stored values use. The
-// other writes stay in bun.
+// The bun road is the default: bun's query builder (NewSelect, NewInsert,
+// NewUpdate, NewDelete) for rows with a model, and NewRaw on the same
+// handle for a statement the builder cannot say (a CTE, an upsert with a
+// computed conflict rule, a dialect's own function). bun writes the values
+// into the text and scans into models by their tags. Use it unless the
+// statement qualifies for the raw road.
+//
+// The raw road (rawQ, raw.go) is for statements a benchmark showed bun's
+// formatting or reflective scanning to cost about as much as the query
+// itself, and for statements that run on every request or every worker
+// poll with values that change each time (so that PostgreSQL prepares
+// them once per connection instead of planning each new text): today the
+// session lookup behind every signed-in request, sign-in's user lookup,
+// the rate limiter, the player reads and the mail worker's claim,
+// attempt and settlement. The migrator, backup and restore take it too,
+// since they work on a dedicated connection, or a file of their own,
+// before the schema exists. A raw statement
+//   - is written with bun's ? placeholders, like every statement of the
+//     store; numberPlaceholders, the one rewriter, numbers them $1, $2, …
+//     for PostgreSQL. Its values travel as parameters on both dialects
+//     (rawQ.bind); a time goes to SQLite as the text bun writes for it,
+//     the one format stored values use;
+//   - runs through rawQ.each or rawQ.one (reads), writeOne (a write that
+//     returns a row) or exec, on the pool, a transaction (Tx embeds the
+//     road) or a dedicated connection (DB.rawOn); a read on the pool runs
+//     on PostgreSQL through eachPgx, the one place that reaches pgx;
+//   - is scanned by hand through rowScanner into the destinations of
+//     player_rows.go, which serve pgx and database/sql alike, so one list
+//     of columns serves both dialects. Nothing scans a raw statement into
+//     a bun model: hand-written destinations are what the road is for, and
+//     one way to scan it keeps a column list and its Scan side by side.
 package store
 
 import (

@@ -36,7 +36,7 @@ var (
 
 // on returns the steps running on idb.
 func (db *DB) on(idb bun.IDB) Tx {
-	return Tx{playerQ{idb: idb, db: db.bun, dialect: db.dialect}}
+	return Tx{playerQ{idb: idb, rawQ: db.rawOn(sqlHandle(idb))}}
 }
 
 // postgres reports whether the steps run on PostgreSQL.
@@ -57,6 +57,6 @@ func (t Tx) advisoryLock(ctx context.Context, key int64) error {
 	if !t.postgres() {
 		return nil
 	}
-	_, err := t.idb.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", key)
-	return mapError(err)
+	_, err := t.exec(ctx, "SELECT pg_advisory_xact_lock(?)", key)
+	return err
 }

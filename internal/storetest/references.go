@@ -55,23 +55,11 @@ func RowsReferencing(tb testing.TB, db *store.DB, id uuid.UUID) map[string]int {
 	out := map[string]int{}
 	for _, ref := range UserForeignKeys(tb, db) {
 		table, column, _ := strings.Cut(ref, ".")
-		var n int
-		q := fmt.Sprintf(`SELECT COUNT(*) FROM %q WHERE %q = %s`, table, column, placeholder(db))
-		if err := db.SQL().QueryRowContext(tb.Context(), q, id.String()).Scan(&n); err != nil {
-			tb.Fatalf("count %s: %v", ref, err)
-		}
-		if n > 0 {
+		if n := Count(tb, db, fmt.Sprintf(`SELECT COUNT(*) FROM %q WHERE %q = ?`, table, column), id); n > 0 {
 			out[ref] = n
 		}
 	}
 	return out
-}
-
-func placeholder(db *store.DB) string {
-	if db.Dialect() == store.Postgres {
-		return "$1"
-	}
-	return "?"
 }
 
 // AgeSessions moves the start of every session of userID back to d ago,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver for creating databases
 
@@ -119,4 +120,43 @@ func Exec(tb testing.TB, db *store.DB, query string, args ...any) int64 {
 		tb.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// ExpireOAuthStates moves the expiry of every pending social sign-in
+// state into the past, as if its user had taken too long at the provider.
+func ExpireOAuthStates(tb testing.TB, db *store.DB) {
+	tb.Helper()
+	Exec(tb, db, "UPDATE oauth_states SET expires_at = ?", time.Now().UTC().Add(-time.Second))
+}
+
+// MarkEmailVerified marks the email of the accounts with that address
+// verified, as following the verification mail would.
+func MarkEmailVerified(tb testing.TB, db *store.DB, email string) {
+	tb.Helper()
+	if Exec(tb, db, "UPDATE users SET email_verified = ? WHERE email = ?", true, email) == 0 {
+		tb.Fatalf("mark %s verified: no such account", email)
+	}
+}
+
+// CountMail counts the messages of template to the address in the outbox.
+func CountMail(tb testing.TB, db *store.DB, to, template string) int {
+	tb.Helper()
+	return Count(tb, db, "SELECT count(*) FROM mail_outbox WHERE recipient = ? AND template = ?", to, template)
+}
+
+// listening selects the PostgreSQL backends of this database that
+// LISTEN for events.
+const listening = "FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+
+// Listeners counts the connections that LISTEN on a PostgreSQL database.
+func Listeners(tb testing.TB, db *store.DB) int {
+	tb.Helper()
+	return Count(tb, db, "SELECT count(*) "+listening)
+}
+
+// TerminateListeners ends, on the server, every connection that LISTENs
+// on a PostgreSQL database, and returns how many it ended.
+func TerminateListeners(tb testing.TB, db *store.DB) int {
+	tb.Helper()
+	return Count(tb, db, "SELECT count(pg_terminate_backend(pid)) "+listening)
 }

@@ -6,9 +6,10 @@
 //     longest ones named;
 //   - time.Sleep calls and hand-written `deadline := time.Now().Add(` poll loops
 //     in test files (helper packages included);
-//   - the ways a query leaves bun's builder inside internal/store, counted by
-//     call shape, and the uses of the bun handle (`.Bun()`) outside
-//     internal/store and internal/storetest.
+//   - the query call sites of internal/store by road (the bun road: builder
+//     and NewRaw; the raw road: rawQ), naming every site on neither road,
+//     the placeholder styles of its SQL text, and the uses of the bun
+//     handle (`.Bun()`) outside internal/store and internal/storetest.
 //
 // Usage, from the repository root:
 //
@@ -193,44 +194,160 @@ func isSelector(e ast.Expr, pkg, name string) bool {
 	return ok && id.Name == pkg
 }
 
-// queryShapes are the call shapes by which a query is built or run in
-// internal/store, by road.
-var queryShapes = []struct {
-	road string
-	re   *regexp.Regexp
-}{
-	{"bun query builder (NewSelect/NewInsert/NewUpdate/NewDelete)", regexp.MustCompile(`\.New(Select|Insert|Update|Delete)\(\)`)},
-	{"bun raw (NewRaw)", regexp.MustCompile(`\.NewRaw\(`)},
-	{"hand-written row helpers (each/rows/exec on the Tx query type)", regexp.MustCompile(`\.(each|rows|exec)\(ctx,`)},
-	{"database/sql directly (QueryContext/QueryRowContext/ExecContext)", regexp.MustCompile(`\.(QueryContext|QueryRowContext|ExecContext)\(`)},
-	{"pgx directly (pgx.Connect / conn.Query)", regexp.MustCompile(`pgx\.Connect\(|pgxConn\(|\.Conn\(\)\.Query`)},
+// A query call site in internal/store is a call whose method name says
+// how the statement is built or run. Each falls in one of these classes:
+// the bun road, the raw road (rawQ in raw.go), the raw road's own calls
+// below it, the driver's wrappers, or a stray that is neither road.
+const (
+	bunBuilder = iota
+	bunRaw
+	rawCalls
+	rawOwn
+	driverWrappers
+	straySQL
+	strayPgx
+	strayScan
+	siteClasses
+)
+
+var siteNames = [siteClasses]string{
+	bunBuilder:     "bun road: query builder (NewSelect/NewInsert/NewUpdate/NewDelete)",
+	bunRaw:         "bun road: NewRaw, for statements the builder cannot say (bun formats and scans them as the builder's)",
+	rawCalls:       "raw road: calls of rawQ.each/one/writeOne/rows/exec (hand-written SQL, hand-written Scan)",
+	rawOwn:         "raw road's own calls below it (database/sql and pgx, inside rawQ's methods and eachPgx)",
+	driverWrappers: "driver wrappers below database/sql (retryConn's methods)",
+	straySQL:       "outside both roads: database/sql directly (QueryContext/QueryRowContext/ExecContext)",
+	strayPgx:       "outside both roads: pgx directly (pgx.Connect, conn.Query/QueryRow)",
+	strayScan:      "outside both roads: bun scanning database/sql rows (ScanRows)",
 }
 
+// rawRoadMethods are the raw road's entry points; rawRoadOwn the functions
+// that implement it, where database/sql and pgx calls are the road itself.
+var (
+	rawRoadMethods = map[string]bool{"each": true, "one": true, "writeOne": true, "rows": true, "exec": true}
+	rawRoadOwn     = map[string]bool{"rawQ.each": true, "rawQ.one": true, "rawQ.writeOne": true, "rawQ.rows": true,
+		"rawQ.exec": true, "rawQ.bind": true, "eachPgx": true}
+)
+
+// classify returns the class of a call of method name inside function fn
+// (Receiver.Name or Name), or -1 when the call builds or runs no query.
+func classify(fn, name string, call *ast.CallExpr) int {
+	firstIsCtx := len(call.Args) > 0 && isIdent(call.Args[0], "ctx")
+	switch {
+	case name == "NewSelect" || name == "NewInsert" || name == "NewUpdate" || name == "NewDelete":
+		return bunBuilder
+	case name == "NewRaw" && rawRoadOwn[fn]:
+		return rawOwn // the raw road writes values into SQLite statements with bun's formatter
+	case name == "NewRaw":
+		return bunRaw
+	case rawRoadMethods[name] && firstIsCtx:
+		if rawRoadOwn[fn] {
+			return rawOwn
+		}
+		return rawCalls
+	case name == "QueryContext" || name == "QueryRowContext" || name == "ExecContext":
+		switch {
+		case rawRoadOwn[fn]:
+			return rawOwn
+		case strings.HasPrefix(fn, "retryConn."):
+			return driverWrappers
+		}
+		return straySQL
+	case (name == "Query" || name == "QueryRow") && firstIsCtx, name == "Connect" && isSelector(call.Fun, "pgx", "Connect"):
+		if rawRoadOwn[fn] {
+			return rawOwn
+		}
+		return strayPgx
+	case name == "ScanRows":
+		return strayScan
+	}
+	return -1
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+// querySites counts the query call sites of one file by class, and notes
+// where each stray is.
+func querySites(fset *token.FileSet, f *ast.File, counts *[siteClasses]int, strays *[]string) {
+	for _, decl := range f.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		fn := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) > 0 {
+			fn = receiver(fd.Recv.List[0].Type) + "." + fn
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			class := classify(fn, sel.Sel.Name, call)
+			if class < 0 {
+				return true
+			}
+			counts[class]++
+			if class >= straySQL {
+				*strays = append(*strays, fmt.Sprintf("%s (%s)", fset.Position(call.Pos()), fn))
+			}
+			return true
+		})
+	}
+}
+
+// placeholderShapes are the placeholder styles, looked for in the string
+// literals of internal/store (the SQL text, not the comments about it).
 var placeholderShapes = []struct {
 	style string
 	re    *regexp.Regexp
 }{
-	{"?", regexp.MustCompile(`\?[,)\s]`)},
+	{"?", regexp.MustCompile(`\?([,)\s:;]|$)`)},
 	{"$n", regexp.MustCompile(`\$[0-9]+`)},
 	{"fmt-built $%d", regexp.MustCompile(`\$%d`)},
 }
 
+// placeholderStyles reports which styles the string literals of f use.
+func placeholderStyles(f *ast.File) []bool {
+	used := make([]bool, len(placeholderShapes))
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		for i, s := range placeholderShapes {
+			if s.re.MatchString(lit.Value) {
+				used[i] = true
+			}
+		}
+		return true
+	})
+	return used
+}
+
 func printQueryRoads() error {
-	counts := make([]int, len(queryShapes))
+	var counts [siteClasses]int
+	var strays []string
 	places := make([]int, len(placeholderShapes))
+	fset := token.NewFileSet()
 	err := goFiles([]string{"internal/store"}, func(path string) error {
 		if strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		src, err := os.ReadFile(path)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		for i, s := range queryShapes {
-			counts[i] += len(s.re.FindAll(src, -1))
-		}
-		for i, s := range placeholderShapes {
-			if s.re.Match(src) {
+		querySites(fset, f, &counts, &strays)
+		for i, used := range placeholderStyles(f) {
+			if used {
 				places[i]++
 			}
 		}
@@ -240,15 +357,23 @@ func printQueryRoads() error {
 		return err
 	}
 	fmt.Println("\nquery call sites in internal/store (non-test files), by road:")
+	for class, name := range siteNames {
+		fmt.Printf("  %4d  %s\n", counts[class], name)
+	}
+	// The bun road is one road however its statements are built; every
+	// kind of stray is a road of its own.
 	roads := 0
-	for i, s := range queryShapes {
-		fmt.Printf("  %4d  %s\n", counts[i], s.road)
-		if counts[i] > 0 {
+	for _, n := range []int{counts[bunBuilder] + counts[bunRaw], counts[rawCalls] + counts[rawOwn],
+		counts[straySQL], counts[strayPgx], counts[strayScan]} {
+		if n > 0 {
 			roads++
 		}
 	}
 	fmt.Printf("roads in use: %d\n", roads)
-	fmt.Println("files of internal/store using each placeholder style:")
+	for _, p := range strays {
+		fmt.Println("  stray: " + p)
+	}
+	fmt.Println("files of internal/store using each placeholder style in their SQL text:")
 	for i, s := range placeholderShapes {
 		fmt.Printf("  %4d  %s\n", places[i], s.style)
 	}
