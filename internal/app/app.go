@@ -37,6 +37,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
+	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/secretbox"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -76,9 +77,9 @@ type App struct {
 	Seeder  *seed.Seeder
 	// Admins changes administrators' roles; Console builds the admin
 	// console's bootstrap; Testing serves QA's testing metadata.
-	Admins  *liveops.Admins
-	Console *liveops.Console
-	Testing *liveops.Testing
+	Admins  *role.Admins
+	Console *admin.Console
+	Testing *qa.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
 	// Lifecycle deletes, exports and suspends accounts.
@@ -96,7 +97,7 @@ type App struct {
 	Jobs *jobs.Runner
 	// Gauges are the database-wide figures of the metrics and the admin
 	// bootstraps, measured by the counter job.
-	Gauges *liveops.Gauges
+	Gauges *admin.Gauges
 	// Events holds the players' event streams; services publish the
 	// changes they commit through eventPub.
 	Events   *events.Hub
@@ -173,7 +174,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	now := time.Now
 	auditLog := audit.New(db.Audit(), now)
 	sys := system.New(build, cfg.Env, db.Dialect(), db, now)
-	gauges := liveops.NewGauges(db.LiveOps(), now)
+	gauges := admin.NewGauges(db.LiveOps(), now)
 	var metrics *metricSet
 	if serving {
 		metrics = newMetricSet(ctx, db, build, log, gauges)
@@ -263,7 +264,7 @@ type metricSet struct {
 
 // newMetricSet registers the process, pool, HTTP and event stream metrics
 // and the monitor that reports the gauges at scrape time.
-func newMetricSet(ctx context.Context, db *store.DB, build platform.Build, log *slog.Logger, gauges *liveops.Gauges) *metricSet {
+func newMetricSet(ctx context.Context, db *store.DB, build platform.Build, log *slog.Logger, gauges *admin.Gauges) *metricSet {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -457,12 +458,12 @@ func embeddedFixtures() (*seed.Set, error) {
 
 // newConsole builds the admin console's bootstrap over the gauges the
 // counter job refreshes.
-func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *liveops.Gauges, queues []matchmaking.Queue,
-	liveOps *liveops.Service, auditLog *audit.Log, now func() time.Time) *liveops.Console {
-	return liveops.NewConsole(liveops.ConsoleDeps{
+func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *admin.Gauges, queues []matchmaking.Queue,
+	liveOps *liveops.Service, auditLog *audit.Log, now func() time.Time) *admin.Console {
+	return admin.NewConsole(admin.ConsoleDeps{
 		Store:        gauges,
 		Queues:       queues,
-		Counters:     liveops.Counters{PendingProfileChanges: gauges, MailOutbox: gauges, OpenLobbies: gauges},
+		Counters:     admin.Counters{PendingProfileChanges: gauges, MailOutbox: gauges, OpenLobbies: gauges},
 		LiveOps:      liveOps,
 		Audit:        auditLog,
 		Build:        build,
@@ -476,12 +477,12 @@ func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *
 
 // newTesting serves QA's testing metadata. It reads the embedded fixtures
 // only when it is served, and not before it is first asked for.
-func newTesting(cfg *config.Config, accounts *account.Service) *liveops.Testing {
-	var source liveops.FixtureSource
+func newTesting(cfg *config.Config, accounts *account.Service) *qa.Testing {
+	var source qa.FixtureSource
 	if cfg.TestingTools {
 		source = qa.NewLazy(embeddedFixtures, accounts)
 	}
-	return liveops.NewTesting(cfg.Env, liveops.ToolSwitches{
+	return qa.NewTesting(cfg.Env, qa.ToolSwitches{
 		TestingTools: cfg.TestingTools,
 		MailLog:      cfg.SMTPURL == "" && !cfg.IsProduction(),
 	}, source)
@@ -591,8 +592,8 @@ func (a *App) Close() error {
 
 // newAdmins changes administrators' roles, ending the sessions a change
 // of role makes stale.
-func newAdmins(db *store.DB, sessions *auth.Service, now func() time.Time) *liveops.Admins {
-	admins := liveops.NewAdmins(db.LiveOps(), now)
+func newAdmins(db *store.DB, sessions *auth.Service, now func() time.Time) *role.Admins {
+	admins := role.NewAdmins(db.Admin(), now)
 	admins.Sessions = sessions
 	return admins
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 func newAdminCmd(e *env) *cobra.Command {
@@ -290,7 +291,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 // auditActions are the actions the support tools and services record,
 // offered as completions of audit list --action.
 var auditActions = []string{auth.ActionAdminCreate, auth.ActionSessionsList, auth.ActionSessionsRevoke,
-	"mail.show", "mail.retry", "token.inspect", "token.issue", liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
+	"mail.show", "mail.retry", "token.inspect", "token.issue", liveops.ActionPublish, liveops.ActionSetSeed, role.ActionSetRole}
 
 // parseSince reads an RFC 3339 time or an age back from now: a Go duration
 // (24h, 90m) or whole days (7d).

@@ -15,6 +15,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // plane is the administrator plane as the support commands use it: over
@@ -31,7 +32,7 @@ type plane interface {
 	MailRetry(ctx context.Context, reason string, id uuid.UUID) (*mail.Message, error)
 	LiveOps(ctx context.Context) (*liveops.Snapshot, error)
 	SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.SeedChange, error)
-	SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error)
+	SetRole(ctx context.Context, ref role.AdminRef, in admin.RoleInput) (*role.Change, error)
 	IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error)
 }
 
@@ -97,7 +98,7 @@ func (l local) IssueToken(ctx context.Context, ref string, in admin.IssueRequest
 	return issued, nil
 }
 
-func (l local) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error) {
+func (l local) SetRole(ctx context.Context, ref role.AdminRef, in admin.RoleInput) (*role.Change, error) {
 	return l.svc.SetRole(ctx, l.actor, ref, in)
 }
 
