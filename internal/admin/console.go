@@ -82,22 +82,27 @@ type QueuePreset struct {
 
 // ConsoleDeps are what the admin console reads from.
 type ConsoleDeps struct {
-	Store        ConsoleStore
+	Store    ConsoleStore
+	Counters Counters
+	LiveOps  *liveops.Service
+	Audit    *audit.Log
+}
+
+// ConsoleOptions describe the running process the console shows.
+type ConsoleOptions struct {
 	Queues       []matchmaking.Queue
-	Counters     Counters
-	LiveOps      *liveops.Service
-	Audit        *audit.Log
 	Build        platform.Build
 	Environment  string
 	Database     string
 	TestingTools bool
 	StartedAt    time.Time
-	Now          func() time.Time
 }
 
 // Console builds the admin console's bootstrap.
 type Console struct {
-	d ConsoleDeps
+	d    ConsoleDeps
+	opts ConsoleOptions
+	now  func() time.Time
 
 	mu   sync.Mutex
 	maps map[mapKey]liveops.MapSummary // summaries by size and seed; seeds rarely change
@@ -109,8 +114,8 @@ type mapKey struct {
 }
 
 // NewConsole returns the admin console service.
-func NewConsole(d ConsoleDeps) *Console {
-	return &Console{d: d, maps: map[mapKey]liveops.MapSummary{}}
+func NewConsole(d ConsoleDeps, opts ConsoleOptions, now func() time.Time) *Console {
+	return &Console{d: d, opts: opts, now: now, maps: map[mapKey]liveops.MapSummary{}}
 }
 
 // CallerView is the signed-in administrator and what it may do.
@@ -188,15 +193,15 @@ const RecentAuditLimit = 20
 
 // Bootstrap returns the admin console's bootstrap for caller.
 func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*Bootstrap, error) {
-	now := c.d.Now().UTC()
+	now := c.now().UTC()
 	b := &Bootstrap{
 		Caller: CallerView{ID: caller.ID, Email: caller.Email, Name: caller.Name, Role: caller.Role,
 			Permissions: orEmpty(role.Permissions(caller.Role))},
-		Build: c.d.Build,
+		Build: c.opts.Build,
 		Runtime: Runtime{
-			Environment: c.d.Environment, Database: c.d.Database, GoVersion: runtime.Version(),
-			StartedAt: c.d.StartedAt.UTC().Truncate(time.Second), UptimeSeconds: int64(now.Sub(c.d.StartedAt).Seconds()),
-			ServerTime: now.Truncate(time.Second), TestingTools: c.d.TestingTools,
+			Environment: c.opts.Environment, Database: c.opts.Database, GoVersion: runtime.Version(),
+			StartedAt: c.opts.StartedAt.UTC().Truncate(time.Second), UptimeSeconds: int64(now.Sub(c.opts.StartedAt).Seconds()),
+			ServerTime: now.Truncate(time.Second), TestingTools: c.opts.TestingTools,
 		},
 	}
 	for _, r := range role.All() {
@@ -219,7 +224,7 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*Bootstrap, err
 			seeds[s.Size] = s
 			b.Maps = append(b.Maps, c.summary(s.Size, s.EffectiveSeed))
 		}
-		for _, q := range c.d.Queues {
+		for _, q := range c.opts.Queues {
 			s := seeds[q.MapSize]
 			p := QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled}
 			b.Queues = append(b.Queues, QueueView{QueuePreset: p, Seed: s.EffectiveSeed, OverriddenBy: s.OverriddenBy})

@@ -45,7 +45,7 @@ func published(t testing.TB, env string) *fixture {
 	f := &fixture{db: db, clock: &clock{}}
 	f.clock.set(t0)
 	f.audit = audit.New(db.Audit(), f.clock.now)
-	f.svc = liveops.NewService(db.LiveOps(), f.clock.now, liveops.Options{Environment: env, Catalog: db.LiveOps()})
+	f.svc = liveops.New(db.LiveOps(), liveops.Options{Environment: env, Catalog: db.LiveOps()}, f.clock.now)
 	cfg := liveops.Config{
 		MapSeeds: liveops.MapSeeds{Short: 11, Long: 22},
 		Events: []liveops.Event{{ID: "launch-week", Name: "Launch week", StartAt: t0.Add(-24 * time.Hour), EndAt: t0.Add(6 * 24 * time.Hour),
@@ -63,8 +63,8 @@ func published(t testing.TB, env string) *fixture {
 func TestConsoleCounts(t *testing.T) {
 	ctx := t.Context()
 	f := published(t, "development")
-	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
-	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{
+	accounts := account.New(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
+	sessions := auth.New(auth.Deps{Store: f.db.Sessions(), Accounts: accounts}, auth.Options{
 		Limiter: f.db.RateLimits(),
 		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
@@ -113,9 +113,9 @@ func TestConsoleCounts(t *testing.T) {
 	lo := f.db.LiveOps()
 	console := admin.NewConsole(admin.ConsoleDeps{
 		Store: lo, Counters: admin.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
-		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(),
-		StartedAt: t0, Now: f.clock.now,
-	})
+	}, admin.ConsoleOptions{
+		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(), StartedAt: t0,
+	}, f.clock.now)
 	b, err := console.Bootstrap(ctx, admin.Caller{ID: ops.ID, Email: ops.Email, Name: ops.Name, Role: role.Support})
 	if err != nil {
 		t.Fatal(err)
@@ -145,9 +145,9 @@ func BenchmarkConsoleBootstrap(b *testing.B) {
 	ctx := b.Context()
 	lo := f.db.LiveOps()
 	console := admin.NewConsole(admin.ConsoleDeps{Store: lo,
-		Counters: admin.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
-		LiveOps:  f.svc, Audit: f.audit, Environment: "development", Database: f.db.Dialect(), StartedAt: t0, Now: f.clock.now,
-		Queues: []matchmaking.Queue{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}})
+		Counters: admin.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
+	}, admin.ConsoleOptions{Environment: "development", Database: f.db.Dialect(), StartedAt: t0,
+		Queues: []matchmaking.Queue{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}}, f.clock.now)
 	caller := admin.Caller{Email: "ops@example.com", Role: role.Admin}
 	for b.Loop() {
 		if _, err := console.Bootstrap(ctx, caller); err != nil {

@@ -346,7 +346,7 @@ func TestQueuesFollowLiveOpsSeeds(t *testing.T) {
 	if short != 101 || long != 202 {
 		t.Fatalf("queues play %d/%d, want the published 101/202", short, long)
 	}
-	other := liveops.NewService(srv.App.DB.LiveOps(), time.Now, liveops.Options{})
+	other := liveops.New(srv.App.DB.LiveOps(), liveops.Options{}, time.Now)
 	if _, err := other.SetSeed(t.Context(), "os:elsewhere", "short", 55, "from another process"); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // the time the seeds come from memory.
 func BenchmarkMapSeeds(b *testing.B) {
 	f := publishedB(b)
-	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
+	svc := liveops.New(f.db.LiveOps(), liveops.Options{SeedRefresh: time.Second}, f.clock.now)
 	ctx := b.Context()
 	for b.Loop() {
 		if _, _, err := svc.MapSeeds(ctx); err != nil {

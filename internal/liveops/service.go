@@ -113,8 +113,8 @@ type Service struct {
 	checked time.Time
 }
 
-// NewService returns the live-ops service.
-func NewService(store Store, now func() time.Time, opts Options) *Service {
+// New returns the live-ops service.
+func New(store Store, opts Options, now func() time.Time) *Service {
 	return &Service{store: store, now: now, opts: opts}
 }
 

@@ -167,9 +167,6 @@ type DeckSpec struct {
 	Cards map[string]int `json:"cards,omitempty"`
 }
 
-// Problem is one thing wrong with fixtures: where, and what.
-type Problem = platform.Problem
-
 type problems = platform.Problems
 
 var slug = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
@@ -224,7 +221,7 @@ func checkSizes(ps *problems, path string, sizes []string) {
 
 // Validate returns every problem with the content, or nil. Paths start with
 // the section (rules, towers, traps, units, cards, starterDecks).
-func (c *Content) Validate() []Problem {
+func (c *Content) Validate() []platform.Problem {
 	var ps problems
 	c.checkRules(&ps)
 	entities := map[string]map[string]bool{KindTower: c.checkTowers(&ps), KindTrap: c.checkTraps(&ps), KindUnit: c.checkUnits(&ps)}

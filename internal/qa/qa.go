@@ -31,9 +31,9 @@ type Fixtures struct {
 	vectors  []DeckCodeVector
 }
 
-// New computes the deck-code vectors of set; accounts tells which fixture
-// players exist in this database.
-func New(set *seed.Set, accounts Accounts) (*Fixtures, error) {
+// NewFixtures computes the deck-code vectors of set; accounts tells which
+// fixture players exist in this database.
+func NewFixtures(set *seed.Set, accounts Accounts) (*Fixtures, error) {
 	v, err := vectors(set)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func NewLazy(load func() (*seed.Set, error), accounts Accounts) *Lazy {
 		if err != nil {
 			return nil, err
 		}
-		return New(set, accounts)
+		return NewFixtures(set, accounts)
 	})}
 }
 

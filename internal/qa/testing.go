@@ -177,8 +177,8 @@ type Testing struct {
 	seeds    func() map[string][]KnownSeed
 }
 
-// NewTesting returns the testing metadata service. fixtures may be nil.
-func NewTesting(env string, sw ToolSwitches, fixtures FixtureSource) *Testing {
+// New returns the testing metadata service. fixtures may be nil.
+func New(env string, sw ToolSwitches, fixtures FixtureSource) *Testing {
 	return &Testing{
 		enabled:  sw.TestingTools,
 		env:      env,

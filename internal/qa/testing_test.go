@@ -73,11 +73,11 @@ func abs(v int) int {
 
 func TestTestingMetadataFollowsTheSwitch(t *testing.T) {
 	ctx := t.Context()
-	off := qa.NewTesting("production", qa.ToolSwitches{TestingTools: false}, nil)
+	off := qa.New("production", qa.ToolSwitches{TestingTools: false}, nil)
 	if _, err := off.Metadata(ctx); platform.ErrorCode(err) != platform.CodeNotFound {
 		t.Fatalf("disabled testing tools answered: %v", err)
 	}
-	on := qa.NewTesting("development", qa.ToolSwitches{TestingTools: true}, nil)
+	on := qa.New("development", qa.ToolSwitches{TestingTools: true}, nil)
 	md, err := on.Metadata(ctx)
 	if err != nil {
 		t.Fatal(err)
