@@ -196,7 +196,7 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*Bootstrap, err
 	now := c.now().UTC()
 	b := &Bootstrap{
 		Caller: CallerView{ID: caller.ID, Email: caller.Email, Name: caller.Name, Role: caller.Role,
-			Permissions: orEmpty(role.Permissions(caller.Role))},
+			Permissions: platform.OrEmpty(role.Permissions(caller.Role))},
 		Build: c.opts.Build,
 		Runtime: Runtime{
 			Environment: c.opts.Environment, Database: c.opts.Database, GoVersion: runtime.Version(),
@@ -234,7 +234,7 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*Bootstrap, err
 		if b.RecentAudit, err = c.d.Audit.List(ctx, audit.Filter{Limit: RecentAuditLimit}); err != nil {
 			return nil, err
 		}
-		b.RecentAudit = orEmpty(b.RecentAudit)
+		b.RecentAudit = platform.OrEmpty(b.RecentAudit)
 	}
 	return b, nil
 }
@@ -292,9 +292,3 @@ func (c *Console) summary(size gamemap.Size, seed int64) liveops.MapSummary {
 
 // orEmpty returns s, or an empty slice for nil, so that lists answer []
 // rather than null.
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}

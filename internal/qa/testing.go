@@ -220,16 +220,10 @@ func (t *Testing) Metadata(ctx context.Context) (*TestingMetadata, error) {
 		if err != nil {
 			return nil, fmt.Errorf("deck-code vectors: %w", err)
 		}
-		md.FixturePlayers, md.DeckCodeVectors = orEmpty(players), orEmpty(vectors)
+		md.FixturePlayers, md.DeckCodeVectors = platform.OrEmpty(players), platform.OrEmpty(vectors)
 	}
 	return md, nil
 }
 
 // orEmpty returns s, or an empty slice for nil, so that lists answer []
 // rather than null.
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
