@@ -115,8 +115,8 @@ type Service struct {
 	now    func() time.Time
 }
 
-// NewService returns the account service.
-func NewService(store Store, hasher *Hasher, now func() time.Time) *Service {
+// New returns the account service.
+func New(store Store, hasher *Hasher, now func() time.Time) *Service {
 	return &Service{store: store, hasher: hasher, now: now}
 }
 

@@ -20,7 +20,7 @@ var cheap = account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}
 
 func newService(t *testing.T, db *store.DB, p account.Argon2Params) *account.Service {
 	t.Helper()
-	return account.NewService(db.Accounts(), account.NewHasher(p, account.Admission{}), time.Now)
+	return account.New(db.Accounts(), account.NewHasher(p, account.Admission{}), time.Now)
 }
 
 func TestCreateEnforcesUniqueness(t *testing.T) {

@@ -4,9 +4,11 @@
 // signed-in administrator, "break-glass:<os user>" for the CLI on a
 // database URL — and calls the service that owns the rule (auth for
 // sessions, profile for tokens, mail for the outbox, liveops for the
-// configuration and roles); this package adds the searches and views that
-// span them. Permissions are checked by the caller against package role,
-// so that one route table lists what each action needs.
+// configuration, role for administrators' roles); this package adds the
+// searches and views that span them: the console's bootstrap (Console)
+// and the database-wide figures it and the metrics show (Gauges).
+// Permissions are checked by the caller against package role, so that one
+// route table lists what each action needs.
 package admin
 
 import (
@@ -31,7 +33,7 @@ type Store interface {
 	// UserCounts counts what a player owns.
 	UserCounts(ctx context.Context, userID uuid.UUID) (Counts, error)
 	// ListAdmins returns every administrator by email, at most limit.
-	ListAdmins(ctx context.Context, limit int) ([]liveops.AdminAccount, error)
+	ListAdmins(ctx context.Context, limit int) ([]role.AdminAccount, error)
 }
 
 // Deps are the services the plane calls.
@@ -42,7 +44,7 @@ type Deps struct {
 	Outbox  *mail.Outbox
 	Audit   *audit.Log
 	LiveOps *liveops.Service
-	Admins  *liveops.Admins
+	Admins  *role.Admins
 	// Queues are the ids of the matchmaking queue presets, the queues a
 	// published live-ops event may feature.
 	Queues []string
@@ -63,20 +65,20 @@ func ActorOf(u *account.User) string { return "admin:" + u.ID.String() }
 func BreakGlassActor(osUser string) string { return "break-glass:" + osUser }
 
 // Me is the signed-in administrator and what its role allows.
-func Me(u *account.User) liveops.CallerView {
+func Me(u *account.User) CallerView {
 	r := role.Role(u.Role)
 	perms := role.Permissions(r)
 	if perms == nil {
 		perms = []role.Permission{}
 	}
-	return liveops.CallerView{ID: u.ID, Email: u.Email, Name: u.Name, Role: r, Permissions: perms}
+	return CallerView{ID: u.ID, Email: u.Email, Name: u.Name, Role: r, Permissions: perms}
 }
 
 // Roles is the permission table, most powerful role first.
-func Roles() []liveops.RoleView {
-	out := make([]liveops.RoleView, 0, len(role.All()))
+func Roles() []RoleView {
+	out := make([]RoleView, 0, len(role.All()))
 	for _, r := range role.All() {
-		out = append(out, liveops.RoleView{Role: r, Permissions: role.Permissions(r)})
+		out = append(out, RoleView{Role: r, Permissions: role.Permissions(r)})
 	}
 	return out
 }

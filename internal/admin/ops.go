@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // AuditQuery filters the audit trail; zero fields match everything.
@@ -211,10 +212,10 @@ func (s *Service) CreateAdmin(ctx context.Context, actor string, in NewAdminInpu
 const MaxAdmins = 1000
 
 // Admins lists the administrators by email.
-func (s *Service) Admins(ctx context.Context) ([]liveops.AdminAccount, error) {
+func (s *Service) Admins(ctx context.Context) ([]role.AdminAccount, error) {
 	list, err := s.d.Store.ListAdmins(ctx, MaxAdmins)
 	if list == nil && err == nil {
-		list = []liveops.AdminAccount{}
+		list = []role.AdminAccount{}
 	}
 	return list, err
 }
@@ -225,7 +226,7 @@ type RoleInput struct {
 	Reason string `json:"reason"`
 }
 
-// SetRole gives an administrator another role (guarded and audited by liveops).
-func (s *Service) SetRole(ctx context.Context, actor string, ref liveops.AdminRef, in RoleInput) (*liveops.RoleChange, error) {
+// SetRole gives an administrator another role (guarded and audited by role.Admins).
+func (s *Service) SetRole(ctx context.Context, actor string, ref role.AdminRef, in RoleInput) (*role.Change, error) {
 	return s.d.Admins.SetRole(ctx, actor, ref, in.Role, in.Reason)
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/qa"
+	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/secretbox"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/store"
@@ -76,9 +77,9 @@ type App struct {
 	Seeder  *seed.Seeder
 	// Admins changes administrators' roles; Console builds the admin
 	// console's bootstrap; Testing serves QA's testing metadata.
-	Admins  *liveops.Admins
-	Console *liveops.Console
-	Testing *liveops.Testing
+	Admins  *role.Admins
+	Console *admin.Console
+	Testing *qa.Testing
 	// Profile runs the email-confirmed profile, email and password changes.
 	Profile *profile.Service
 	// Lifecycle deletes, exports and suspends accounts.
@@ -96,7 +97,7 @@ type App struct {
 	Jobs *jobs.Runner
 	// Gauges are the database-wide figures of the metrics and the admin
 	// bootstraps, measured by the counter job.
-	Gauges *liveops.Gauges
+	Gauges *admin.Gauges
 	// Events holds the players' event streams; services publish the
 	// changes they commit through eventPub.
 	Events   *events.Hub
@@ -172,13 +173,13 @@ func NewSupport(ctx context.Context, cfg *config.Config, log *slog.Logger, build
 func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build platform.Build, db *store.DB, serving bool) (*App, error) {
 	now := time.Now
 	auditLog := audit.New(db.Audit(), now)
-	sys := system.New(build, cfg.Env, db.Dialect(), db, now)
-	gauges := liveops.NewGauges(db.LiveOps(), now)
+	sys := system.New(db, system.Options{Build: build, Env: cfg.Env, Dialect: db.Dialect()}, now)
+	gauges := admin.NewGauges(db.LiveOps(), now)
 	var metrics *metricSet
 	if serving {
 		metrics = newMetricSet(ctx, db, build, log, gauges)
 	}
-	accounts := account.NewService(db.Accounts(), newHasher(cfg), now)
+	accounts := account.New(db.Accounts(), newHasher(cfg), now)
 	composer, worker, err := newMail(cfg, db, log, metrics.mailAttempts(), now)
 	if err != nil {
 		return nil, err
@@ -203,20 +204,20 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	addPlayerMeta(sys)
 	var hub *events.Hub
 	if serving {
-		hub = events.NewHub(players, sessions, transport, log, events.Options{
+		hub = events.New(events.Deps{Players: players, Auth: sessions, Transport: transport, Log: log}, events.Options{
 			PerSession: cfg.EventsPerSession, PerPlayer: cfg.EventsPerPlayer, Global: cfg.EventsMaxStreams, Buffer: eventBuffer,
 			Metrics: metrics.events})
 		publisher.DeliverTo(hub)
 	}
 	profiles, err := profile.New(profile.Deps{
 		Store: db.Profiles(), Accounts: accounts, Composer: composer, Wake: worker.Wake,
-		Origins: sessions.Origins(), Audit: auditLog, Now: now,
+		Origins: sessions.Origins(), Audit: auditLog,
 	}, profile.Options{Secret: cfg.Secret, TokenTTL: cfg.TokenTTL, RateLimit: cfg.ProfileRateLimit, RateWindow: profileRateWindow,
-		Limiter: db.RateLimits(), Watcher: sessions})
+		Limiter: db.RateLimits(), Watcher: sessions}, now)
 	if err != nil {
 		return nil, err
 	}
-	lifecycles := lifecycle.New(db.Lifecycle(), sessions, players, mailer{composer, worker}, lifecycle.Options{
+	lifecycles := lifecycle.New(lifecycle.Deps{Store: db.Lifecycle(), Auth: sessions, Players: players, Mailer: mailer{composer, worker}}, lifecycle.Options{
 		Secret: cfg.Secret, BaseURL: cfg.BaseURL, FreshAge: cfg.FreshAge, TokenTTL: deletionLinkTTL,
 		Quarantine: cfg.DeletionQuarantine, ConfirmByMail: cfg.SMTPURL != ""}, now)
 	a := &App{
@@ -225,7 +226,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 		Accounts: accounts, Auth: sessions, Social: social, Keyring: keyring,
 		MailComposer: composer, MailWorker: worker, Outbox: mail.NewOutbox(db.Mail(), auditLog, now),
 		Queues: queues, Players: players, LiveOps: liveOps,
-		Seeder:      seed.New(db.Seed(), accounts, players, queues, now),
+		Seeder:      seed.New(seed.Deps{Store: db.Seed(), Accounts: accounts, Players: players}, queues, now),
 		Admins:      newAdmins(db, sessions, now),
 		Console:     newConsole(cfg, db, build, gauges, queues, liveOps, auditLog, now),
 		Testing:     newTesting(cfg, accounts),
@@ -241,7 +242,7 @@ func assemble(ctx context.Context, cfg *config.Config, log *slog.Logger, build p
 	}
 	a.AdminPlane = admin.New(admin.Deps{Store: db.Admin(), Auth: sessions, Profile: profiles, Outbox: a.Outbox,
 		Audit: auditLog, LiveOps: liveOps, Admins: a.Admins, Queues: queueIDs(queues)})
-	a.Jobs = jobs.New(a.jobList(), db.JobRuns(), cfg.Jobs.Lease, log, now)
+	a.Jobs = jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: log}, a.jobList(), jobs.Options{Lease: cfg.Jobs.Lease}, now)
 	return a, nil
 }
 
@@ -272,7 +273,7 @@ type metricSet struct {
 
 // newMetricSet registers the process, pool, HTTP and event stream metrics
 // and the monitor that reports the gauges at scrape time.
-func newMetricSet(ctx context.Context, db *store.DB, build platform.Build, log *slog.Logger, gauges *liveops.Gauges) *metricSet {
+func newMetricSet(ctx context.Context, db *store.DB, build platform.Build, log *slog.Logger, gauges *admin.Gauges) *metricSet {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -309,7 +310,7 @@ func newHasher(cfg *config.Config) *account.Hasher {
 // newAuth sets up sessions, sign-in and the mailed flows, with attempt
 // limits shared through the database by every replica.
 func newAuth(cfg *config.Config, db *store.DB, accounts *account.Service, m mailer, watcher *events.Publisher, keys factorKeys, now func() time.Time) *auth.Service {
-	return auth.NewService(db.Sessions(), accounts, m, auth.Options{
+	return auth.New(auth.Deps{Store: db.Sessions(), Accounts: accounts, Mailer: m}, auth.Options{
 		Secret:             cfg.Secret,
 		SessionTTL:         cfg.SessionTTL,
 		RefreshAfter:       cfg.SessionRefreshAfter,
@@ -389,19 +390,19 @@ type mailer struct {
 
 // newLiveOps is the live-ops configuration service.
 func newLiveOps(cfg *config.Config, db *store.DB, now func() time.Time) *liveops.Service {
-	return liveops.NewService(db.LiveOps(), now, liveops.Options{
+	return liveops.New(db.LiveOps(), liveops.Options{
 		Environment: cfg.Env, Catalog: db.LiveOps(),
 		DefaultShortSeed: cfg.MapSeedShort, DefaultLongSeed: cfg.MapSeedLong,
 		SeedRefresh: cfg.LiveOpsRefresh,
-	})
+	}, now)
 }
 
 // newPlayers is the player meta state: decks, friends and lobbies.
 func newPlayers(cfg *config.Config, db *store.DB, queues []matchmaking.Queue, liveOps *liveops.Service, ev *events.Publisher, now func() time.Time) *player.Service {
 	limits := player.DefaultLimits
 	limits.MaxFriends = cfg.FriendLimit
-	return player.New(db.Player(), queues, liveOps, player.Options{
-		Limits: limits, LobbyIdleTimeout: cfg.LobbyIdleTimeout, Now: now, Events: ev})
+	return player.New(player.Deps{Store: db.Player(), LiveOps: liveOps, Events: ev}, queues,
+		player.Options{Limits: limits, LobbyIdleTimeout: cfg.LobbyIdleTimeout}, now)
 }
 
 // addPlayerMeta publishes in /api/meta the facts clients need about the
@@ -466,31 +467,31 @@ func embeddedFixtures() (*seed.Set, error) {
 
 // newConsole builds the admin console's bootstrap over the gauges the
 // counter job refreshes.
-func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *liveops.Gauges, queues []matchmaking.Queue,
-	liveOps *liveops.Service, auditLog *audit.Log, now func() time.Time) *liveops.Console {
-	return liveops.NewConsole(liveops.ConsoleDeps{
-		Store:        gauges,
+func newConsole(cfg *config.Config, db *store.DB, build platform.Build, gauges *admin.Gauges, queues []matchmaking.Queue,
+	liveOps *liveops.Service, auditLog *audit.Log, now func() time.Time) *admin.Console {
+	return admin.NewConsole(admin.ConsoleDeps{
+		Store:    gauges,
+		Counters: admin.Counters{PendingProfileChanges: gauges, MailOutbox: gauges, OpenLobbies: gauges},
+		LiveOps:  liveOps,
+		Audit:    auditLog,
+	}, admin.ConsoleOptions{
 		Queues:       queues,
-		Counters:     liveops.Counters{PendingProfileChanges: gauges, MailOutbox: gauges, OpenLobbies: gauges},
-		LiveOps:      liveOps,
-		Audit:        auditLog,
 		Build:        build,
 		Environment:  cfg.Env,
 		Database:     db.Dialect(),
 		TestingTools: cfg.TestingTools,
 		StartedAt:    now(),
-		Now:          now,
-	})
+	}, now)
 }
 
 // newTesting serves QA's testing metadata. It reads the embedded fixtures
 // only when it is served, and not before it is first asked for.
-func newTesting(cfg *config.Config, accounts *account.Service) *liveops.Testing {
-	var source liveops.FixtureSource
+func newTesting(cfg *config.Config, accounts *account.Service) *qa.Testing {
+	var source qa.FixtureSource
 	if cfg.TestingTools {
 		source = qa.NewLazy(embeddedFixtures, accounts)
 	}
-	return liveops.NewTesting(cfg.Env, liveops.ToolSwitches{
+	return qa.New(cfg.Env, qa.ToolSwitches{
 		TestingTools: cfg.TestingTools,
 		MailLog:      cfg.SMTPURL == "" && !cfg.IsProduction(),
 	}, source)
@@ -512,7 +513,7 @@ func newMail(cfg *config.Config, db *store.DB, log *slog.Logger, onAttempt func(
 		}
 		sender = smtp
 	}
-	worker := mail.NewWorker(db.Mail(), composer, sender, log, now, mail.WorkerOptions{
+	worker := mail.NewWorker(mail.WorkerDeps{Store: db.Mail(), Composer: composer, Sender: sender, Log: log}, mail.WorkerOptions{
 		PollInterval: cfg.MailPollInterval,
 		BackoffBase:  cfg.MailRetryBase,
 		Lease:        cfg.MailLease,
@@ -520,7 +521,7 @@ func newMail(cfg *config.Config, db *store.DB, log *slog.Logger, onAttempt func(
 		// the 30s default when the lease allows it.
 		SendTimeout: min(30*time.Second, cfg.MailLease/2),
 		OnAttempt:   onAttempt,
-	})
+	}, now)
 	return composer, worker, nil
 }
 
@@ -600,8 +601,8 @@ func (a *App) Close() error {
 
 // newAdmins changes administrators' roles, ending the sessions a change
 // of role makes stale.
-func newAdmins(db *store.DB, sessions *auth.Service, now func() time.Time) *liveops.Admins {
-	admins := liveops.NewAdmins(db.LiveOps(), now)
+func newAdmins(db *store.DB, sessions *auth.Service, now func() time.Time) *role.Admins {
+	admins := role.NewAdmins(db.Admin(), now)
 	admins.Sessions = sessions
 	return admins
 }

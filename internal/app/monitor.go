@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/mail"
 )
 
@@ -18,7 +18,7 @@ const monitorTimeout = 2 * time.Second
 
 // monitorCollector exports figures that live in the database — the
 // outbox and the sessions — from the gauge snapshot the counter job
-// (liveops.Gauges.Refresh) keeps, so a scrape reads one row whatever the
+// (admin.Gauges.Refresh) keeps, so a scrape reads one row whatever the
 // size of the tables. They are database-wide, so every serve process on
 // one database reports the same values; they are gauges. Counters (which
 // only go up) are kept per process by the code that does the counted
@@ -28,7 +28,7 @@ type monitorCollector struct {
 	// a scrape should not outlive the process's own lifetime.
 	ctx    context.Context
 	log    *slog.Logger
-	gauges *liveops.Gauges
+	gauges *admin.Gauges
 
 	outboxMessages *prometheus.Desc
 	outboxDepth    *prometheus.Desc
@@ -38,7 +38,7 @@ type monitorCollector struct {
 	up             *prometheus.Desc
 }
 
-func newMonitorCollector(ctx context.Context, log *slog.Logger, gauges *liveops.Gauges) *monitorCollector {
+func newMonitorCollector(ctx context.Context, log *slog.Logger, gauges *admin.Gauges) *monitorCollector {
 	return &monitorCollector{
 		ctx: ctx, log: log, gauges: gauges,
 		outboxMessages: prometheus.NewDesc("platform_mail_outbox_messages",

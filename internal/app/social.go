@@ -27,6 +27,5 @@ func newSocial(cfg *config.Config, a *auth.Service, db *store.DB) (*auth.Social,
 	if err != nil {
 		return nil, err
 	}
-	return auth.NewSocial(a, db.Social(), providers, cfg.Social.ProviderTimeout,
-		auth.GuestOptions{PerIP: cfg.Social.GuestIP}), nil
+	return auth.NewSocial(a, db.Social(), providers, auth.SocialOptions{Timeout: cfg.Social.ProviderTimeout, GuestsPerIP: cfg.Social.GuestIP}), nil
 }

@@ -5,6 +5,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/platform"
@@ -45,6 +46,21 @@ type Position struct {
 type Store interface {
 	InsertAudit(ctx context.Context, e *Entry) error
 	ListAudit(ctx context.Context, f Filter) ([]Entry, error)
+}
+
+// MaxReasonLen bounds the reason recorded with a change.
+const MaxReasonLen = 500
+
+// CheckActorReason refuses a change that names no actor or gives a reason
+// longer than MaxReasonLen: every audited change records both.
+func CheckActorReason(actor, reason string) error {
+	if strings.TrimSpace(actor) == "" {
+		return platform.Invalid("actor", "is required")
+	}
+	if len(reason) > MaxReasonLen {
+		return platform.Invalid("reason", fmt.Sprintf("must be at most %d bytes", MaxReasonLen))
+	}
+	return nil
 }
 
 // Log is the audit trail.

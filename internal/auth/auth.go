@@ -266,13 +266,22 @@ type Service struct {
 	cache *sessioncache.Cache[*cachedSession]
 }
 
-// NewService returns the session service.
-func NewService(store Store, accounts *account.Service, mailer Mailer, opts Options, now func() time.Time) *Service {
+// Deps are the services a session Service works with.
+type Deps struct {
+	Store    Store
+	Accounts *account.Service
+	// Mailer sends the verification and reset mails; nil sends none.
+	Mailer Mailer
+}
+
+// New returns the session service.
+func New(d Deps, opts Options, now func() time.Time) *Service {
 	s := &Service{
-		store:    store,
-		accounts: accounts,
-		mailer:   mailer,
-		cookies:  NewCookies(opts.Secret, opts.SecureCookies, opts.PlayerCookiePrefix, opts.AdminCookiePrefix, opts.SessionTTL),
+		store:    d.Store,
+		accounts: d.Accounts,
+		mailer:   d.Mailer,
+		cookies: NewCookies(CookieOptions{Secret: opts.Secret, Secure: opts.SecureCookies,
+			PlayerPrefix: opts.PlayerCookiePrefix, AdminPrefix: opts.AdminCookiePrefix, TTL: opts.SessionTTL}),
 		origins:  NewOrigins(opts.TrustedOrigins),
 		limiter:  opts.Limiter,
 		factors:  opts.Factors,

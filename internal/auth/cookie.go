@@ -41,15 +41,26 @@ type Cookies struct {
 	macs sync.Pool
 }
 
-// NewCookies returns the cookie codec. secure adds the __Secure- prefix and
-// the Secure attribute (an https base URL); ttl is the Max-Age of a
-// remembered session.
-func NewCookies(secret string, secure bool, playerPrefix, adminPrefix string, ttl time.Duration) *Cookies {
+// CookieOptions are the cookie codec's settings.
+type CookieOptions struct {
+	// Secret keys the cookies' signatures.
+	Secret string
+	// Secure adds the __Secure- prefix and the Secure attribute (an https
+	// base URL).
+	Secure bool
+	// PlayerPrefix and AdminPrefix start the cookie names of each realm.
+	PlayerPrefix, AdminPrefix string
+	// TTL is the Max-Age of a remembered session.
+	TTL time.Duration
+}
+
+// NewCookies returns the cookie codec.
+func NewCookies(opts CookieOptions) *Cookies {
 	c := &Cookies{
-		secret:   []byte(secret),
-		secure:   secure,
-		prefixes: map[account.Realm]string{account.RealmPlayer: playerPrefix, account.RealmAdmin: adminPrefix},
-		ttl:      ttl,
+		secret:   []byte(opts.Secret),
+		secure:   opts.Secure,
+		prefixes: map[account.Realm]string{account.RealmPlayer: opts.PlayerPrefix, account.RealmAdmin: opts.AdminPrefix},
+		ttl:      opts.TTL,
 	}
 	c.readNames = map[account.Realm][2]string{}
 	for realm, prefix := range c.prefixes {

@@ -28,7 +28,7 @@ func TestCookieSignatureMatchesBetterAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := file.Vector
-	c := NewCookies(v.Secret, false, "better-auth", "platform-admin", time.Hour)
+	c := NewCookies(CookieOptions{Secret: v.Secret, Secure: false, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: time.Hour})
 	if got := c.Sign(v.Token); got != v.Cookie {
 		t.Fatalf("Sign(%q) = %q, want better-auth's %q", v.Token, got, v.Cookie)
 	}
@@ -36,14 +36,14 @@ func TestCookieSignatureMatchesBetterAuth(t *testing.T) {
 	if !ok || token != v.Token {
 		t.Fatalf("Verify(better-auth cookie) = %q, %v", token, ok)
 	}
-	other := NewCookies(v.Secret+"x", false, "better-auth", "platform-admin", time.Hour)
+	other := NewCookies(CookieOptions{Secret: v.Secret + "x", Secure: false, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: time.Hour})
 	if _, ok := other.Verify(v.Cookie); ok {
 		t.Fatal("a cookie signed with another secret verified")
 	}
 }
 
 func TestCookieVerifyRejectsTampering(t *testing.T) {
-	c := NewCookies("0123456789abcdef0123456789abcdef", false, "better-auth", "platform-admin", time.Hour)
+	c := NewCookies(CookieOptions{Secret: "0123456789abcdef0123456789abcdef", Secure: false, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: time.Hour})
 	good := c.Sign("tokenvalue")
 	decoded, _ := url.QueryUnescape(good)
 	dot := strings.LastIndexByte(decoded, '.')
@@ -85,7 +85,7 @@ func TestSessionCookieAttributes(t *testing.T) {
 		{false, account.RealmAdmin, true, []string{"platform-admin.session_token"}},
 		{true, account.RealmAdmin, false, []string{"__Secure-platform-admin.session_token", "__Secure-platform-admin.dont_remember"}},
 	} {
-		c := NewCookies(secret, tt.secure, "better-auth", "platform-admin", 168*time.Hour)
+		c := NewCookies(CookieOptions{Secret: secret, Secure: tt.secure, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: 168 * time.Hour})
 		cookies := c.SessionCookies(tt.realm, "tok", tt.remember)
 		if len(cookies) != len(tt.names) {
 			t.Fatalf("%+v: %d cookies, want %d", tt, len(cookies), len(tt.names))
@@ -132,7 +132,7 @@ func TestSessionCookieAttributes(t *testing.T) {
 }
 
 func TestClearCookies(t *testing.T) {
-	c := NewCookies("0123456789abcdef0123456789abcdef", false, "better-auth", "platform-admin", time.Hour)
+	c := NewCookies(CookieOptions{Secret: "0123456789abcdef0123456789abcdef", Secure: false, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: time.Hour})
 	var names []string
 	for _, ck := range c.ClearCookies(account.RealmPlayer) {
 		if !strings.Contains(ck.String(), "Max-Age=0") {
@@ -149,7 +149,7 @@ func TestClearCookies(t *testing.T) {
 // can recompute; this pins the algorithm independently of Sign.
 func TestCookieSignatureIndependently(t *testing.T) {
 	secret, token := "0123456789abcdef0123456789abcdef", "some-token_value"
-	c := NewCookies(secret, false, "p", "a", time.Hour)
+	c := NewCookies(CookieOptions{Secret: secret, Secure: false, PlayerPrefix: "p", AdminPrefix: "a", TTL: time.Hour})
 	v, _ := url.QueryUnescape(c.Sign(token))
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(token))
@@ -159,7 +159,7 @@ func TestCookieSignatureIndependently(t *testing.T) {
 }
 
 func FuzzCookieVerify(f *testing.F) {
-	c := NewCookies("0123456789abcdef0123456789abcdef", false, "p", "a", time.Hour)
+	c := NewCookies(CookieOptions{Secret: "0123456789abcdef0123456789abcdef", Secure: false, PlayerPrefix: "p", AdminPrefix: "a", TTL: time.Hour})
 	f.Add(c.Sign("abc"))
 	f.Add("abc.def")
 	f.Add("%2e%2e")

@@ -52,7 +52,7 @@ type fixture struct {
 // serviceOn returns a second service like f.svc over st, which shares
 // f's database.
 func (f *fixture) serviceOn(st auth.Store) *auth.Service {
-	return auth.NewService(st, f.accounts, f.mailer, f.opts, f.clock.Now)
+	return auth.New(auth.Deps{Store: st, Accounts: f.accounts, Mailer: f.mailer}, f.opts, f.clock.Now)
 }
 
 // wakeCounter is the real composer with a stand-in for the delivery
@@ -79,7 +79,7 @@ func newFixtureWithHasher(t testing.TB, limits auth.Limits, hasher *account.Hash
 	t.Helper()
 	db := storetest.Open(t)
 	clk := &clock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	accounts := account.NewService(db.Accounts(), hasher, clk.Now)
+	accounts := account.New(db.Accounts(), hasher, clk.Now)
 	composer, err := mail.NewComposer(secret, clk.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func newFixtureWithHasher(t testing.TB, limits auth.Limits, hasher *account.Hash
 		TrustedOrigins: []string{"http://localhost:8080"}, BaseURL: "http://localhost:8080", TokenTTL: time.Hour,
 		Limits: limits, Factors: db.Factors(), Keyring: testKeyring(t), FreshAge: 10 * time.Minute, Issuer: "Tower Defence",
 	}
-	svc := auth.NewService(db.Sessions(), accounts, m, opts, clk.Now)
+	svc := auth.New(auth.Deps{Store: db.Sessions(), Accounts: accounts, Mailer: m}, opts, clk.Now)
 	return &fixture{db: db, clock: clk, svc: svc, mailer: m, accounts: accounts, opts: opts}
 }
 

@@ -155,23 +155,23 @@ type Social struct {
 	auth      *Service
 	store     SocialStore
 	providers map[string]*social.Provider
-	timeout   time.Duration
-	guests    GuestOptions
+	opts      SocialOptions
 }
 
-// GuestOptions are the guest settings.
-type GuestOptions struct {
-	// PerIP caps guest creations per client address.
-	PerIP ratelimit.Rule
+// SocialOptions are the provider and guest sign-in settings.
+type SocialOptions struct {
+	// Timeout bounds the calls to a provider of one request.
+	Timeout time.Duration
+	// GuestsPerIP caps guest creations per client address.
+	GuestsPerIP ratelimit.Rule
 }
 
-// NewSocial returns the provider and guest sign-in service. timeout
-// bounds the calls to a provider of one request.
-func NewSocial(a *Service, store SocialStore, providers map[string]*social.Provider, timeout time.Duration, guests GuestOptions) *Social {
+// NewSocial returns the provider and guest sign-in service.
+func NewSocial(a *Service, store SocialStore, providers map[string]*social.Provider, opts SocialOptions) *Social {
 	if providers == nil {
 		providers = map[string]*social.Provider{}
 	}
-	return &Social{auth: a, store: store, providers: providers, timeout: timeout, guests: guests}
+	return &Social{auth: a, store: store, providers: providers, opts: opts}
 }
 
 // Provider returns the provider id, or 404 PROVIDER_NOT_FOUND.
@@ -256,7 +256,7 @@ func (s *Social) Begin(ctx context.Context, in SocialStart, link, guest *Princip
 	if guest != nil && guest.User.IsAnonymous {
 		data.GuestID = guest.User.ID
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	u, err := p.AuthCodeURL(ctx, social.AuthRequest{
 		State: state, Verifier: data.Verifier, Nonce: nonce, RedirectURI: data.RedirectURI,
@@ -354,7 +354,7 @@ func (s *Social) Finish(ctx context.Context, providerID string, cb Callback, cli
 	case cb.Code == "":
 		return fail(errURL, ErrNoCode, nil)
 	}
-	pctx, cancel := context.WithTimeout(ctx, s.timeout)
+	pctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if err := p.CheckIssuer(pctx, cb.Issuer); err != nil {
 		return fail(errURL, providerErrorCode(err), nil)

@@ -25,7 +25,7 @@ func (s *Social) SignInAnonymous(ctx context.Context, current *Principal, client
 	if current != nil && current.User.IsAnonymous {
 		return nil, platform.Errorf(platform.KindInvalid, CodeAnonymousCannotSignInTwo, "Anonymous users cannot sign in again anonymously")
 	}
-	if _, err := s.auth.allow(ctx, actionGuest, account.RealmPlayer, client, "", s.guests.PerIP, s.guests.PerIP); err != nil {
+	if _, err := s.auth.allow(ctx, actionGuest, account.RealmPlayer, client, "", s.opts.GuestsPerIP, s.opts.GuestsPerIP); err != nil {
 		return nil, err
 	}
 	var u *account.User

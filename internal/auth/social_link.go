@@ -303,7 +303,7 @@ func (s *Social) verifyIDToken(ctx context.Context, providerID string, tok IDTok
 	if tok.Token == "" || len(tok.Token) > 16<<10 || len(tok.AccessToken) > 16<<10 {
 		return nil, platform.Invalid("idToken.token", "is required and at most 16 KiB")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	prof, err := p.VerifyIDToken(ctx, tok.Token, tok.Nonce, false)
 	if errors.Is(err, social.ErrInvalidToken) {

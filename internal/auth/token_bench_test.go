@@ -30,7 +30,7 @@ func BenchmarkHashToken(b *testing.B) {
 }
 
 func BenchmarkCookieVerify(b *testing.B) {
-	c := NewCookies("bench-secret-0123456789abcdef0123456789abcdef", false, "better-auth", "platform-admin", time.Hour)
+	c := NewCookies(CookieOptions{Secret: "bench-secret-0123456789abcdef0123456789abcdef", Secure: false, PlayerPrefix: "better-auth", AdminPrefix: "platform-admin", TTL: time.Hour})
 	token, _, err := NewToken()
 	if err != nil {
 		b.Fatal(err)

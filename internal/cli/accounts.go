@@ -18,6 +18,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 func newAdminCmd(e *env) *cobra.Command {
@@ -292,7 +293,7 @@ func newAuditListCmd(e *env) *cobra.Command {
 // offered as completions of audit list --action.
 var auditActions = []string{auth.ActionAdminCreate, auth.ActionSessionsList, auth.ActionSessionsRevoke,
 	"mail.show", "mail.retry", "token.inspect", "token.issue", lifecycle.ActionSuspend, lifecycle.ActionUnsuspend,
-	lifecycle.ActionExport, lifecycle.ActionDelete, liveops.ActionPublish, liveops.ActionSetSeed, liveops.ActionSetRole}
+	lifecycle.ActionExport, lifecycle.ActionDelete, liveops.ActionPublish, liveops.ActionSetSeed, role.ActionSetRole}
 
 // parseSince reads an RFC 3339 time or an age back from now: a Go duration
 // (24h, 90m) or whole days (7d).

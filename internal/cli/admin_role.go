@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/towerdefence/platformctl/internal/admin"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
 )
@@ -34,7 +33,7 @@ func newAdminSetRoleCmd(e *env) *cobra.Command {
 		Long:  strings.TrimRight(long, "\n"),
 		Args:  cobra.NoArgs,
 		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
-			ref := liveops.AdminRef{Email: email}
+			ref := role.AdminRef{Email: email}
 			if id != "" {
 				u, err := uuid.Parse(id)
 				if err != nil {

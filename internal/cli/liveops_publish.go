@@ -97,7 +97,7 @@ func writeConfigProblems(e *env, err error) {
 		return
 	}
 	raw, jerr := json.Marshal(pe.Details[liveops.DetailConfigProblems])
-	var problems []liveops.Problem
+	var problems []platform.Problem
 	if jerr != nil || json.Unmarshal(raw, &problems) != nil {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/seed"
 	"github.com/towerdefence/platformctl/internal/testwait"
 )
@@ -162,7 +163,7 @@ func TestAdminSetRole(t *testing.T) {
 		t.Fatalf("viewer reads live-ops: %d", res.Status)
 	}
 
-	var ch liveops.RoleChange
+	var ch role.Change
 	o.runJSON(t, &ch, "admin", "set-role", "--email", strings.ToUpper(ann.User.Email), "--role", "support", "--reason", "moved to support")
 	if !ch.Changed || ch.From != "viewer" || ch.To != "support" || ch.Admin.ID != ann.User.ID {
 		t.Fatalf("set-role: %+v", ch)
@@ -179,7 +180,7 @@ func TestAdminSetRole(t *testing.T) {
 		return res.Status == 403
 	})
 	entries, _ := o.srv.App.Audit.List(ctx, audit.Filter{Actor: "break-glass:alice"})
-	if len(entries) != 1 || entries[0].Action != liveops.ActionSetRole || entries[0].Reason != "moved to support" ||
+	if len(entries) != 1 || entries[0].Action != role.ActionSetRole || entries[0].Reason != "moved to support" ||
 		entries[0].Target != "admin:"+ann.User.ID.String() {
 		t.Fatalf("audit %+v", entries)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // plane is the administrator plane as the support commands use it: over
@@ -34,7 +35,7 @@ type plane interface {
 	MailRetry(ctx context.Context, reason string, id uuid.UUID) (*mail.Message, error)
 	LiveOps(ctx context.Context) (*liveops.Snapshot, error)
 	SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.SeedChange, error)
-	SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error)
+	SetRole(ctx context.Context, ref role.AdminRef, in admin.RoleInput) (*role.Change, error)
 	IssueToken(ctx context.Context, ref string, in admin.IssueRequest) (*profile.Issued, error)
 	Suspend(ctx context.Context, realm account.Realm, ref, reason string, until time.Time) (*auth.Suspension, error)
 	Unsuspend(ctx context.Context, realm account.Realm, ref, reason string) (lifted bool, _ error)
@@ -106,7 +107,7 @@ func (l local) IssueToken(ctx context.Context, ref string, in admin.IssueRequest
 	return issued, nil
 }
 
-func (l local) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error) {
+func (l local) SetRole(ctx context.Context, ref role.AdminRef, in admin.RoleInput) (*role.Change, error) {
 	return l.svc.SetRole(ctx, l.actor, ref, in)
 }
 

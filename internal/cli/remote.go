@@ -24,6 +24,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // savedSession is what `platformctl login` keeps in the user's
@@ -201,8 +202,8 @@ func fieldsOf(details map[string]any) platform.FieldErrors {
 	return out
 }
 
-func (c *remote) Me(ctx context.Context) (*liveops.CallerView, error) {
-	var out liveops.CallerView
+func (c *remote) Me(ctx context.Context) (*admin.CallerView, error) {
+	var out admin.CallerView
 	return &out, c.do(ctx, "GET", "/api/admin/me", nil, &out)
 }
 
@@ -306,9 +307,9 @@ func (c *remote) SetSeed(ctx context.Context, in admin.SeedInput) (*liveops.Seed
 	return &out, c.do(ctx, "POST", "/api/admin/liveops/seeds", in, &out)
 }
 
-func (c *remote) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.RoleInput) (*liveops.RoleChange, error) {
+func (c *remote) SetRole(ctx context.Context, ref role.AdminRef, in admin.RoleInput) (*role.Change, error) {
 	if ref.ID == uuid.Nil {
-		var list []liveops.AdminAccount
+		var list []role.AdminAccount
 		if err := c.do(ctx, "GET", "/api/admin/admins", nil, &list); err != nil {
 			return nil, err
 		}
@@ -318,10 +319,10 @@ func (c *remote) SetRole(ctx context.Context, ref liveops.AdminRef, in admin.Rol
 			}
 		}
 		if ref.ID == uuid.Nil {
-			return nil, liveops.ErrAdminNotFound
+			return nil, role.ErrAdminNotFound
 		}
 	}
-	var out liveops.RoleChange
+	var out role.Change
 	return &out, c.do(ctx, "POST", "/api/admin/admins/"+ref.ID.String()+"/role", in, &out)
 }
 

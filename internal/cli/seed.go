@@ -10,6 +10,7 @@ import (
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
@@ -120,7 +121,7 @@ func writeSeedReport(e *env, output string, report *seed.Report, dryRun bool) er
 
 // reportProblems lists fixture problems on stderr, one per line, and ends
 // the command with the usage exit code.
-func reportProblems(e *env, source string, ps []seed.Problem) error {
+func reportProblems(e *env, source string, ps []platform.Problem) error {
 	for _, p := range ps {
 		fmt.Fprintln(e.stderr, "  "+p.String())
 	}

@@ -200,13 +200,22 @@ type job struct {
 // of its share of lobbies and players in order.
 const workers = 16
 
-// NewHub returns a hub over transport.
-func NewHub(players *player.Service, authSvc *auth.Service, transport Transport, log *slog.Logger, opts Options) *Hub {
-	h := &Hub{players: players, auth: authSvc, transport: transport, log: log, opts: opts,
+// Deps are what a Hub works with.
+type Deps struct {
+	Players *player.Service
+	Auth    *auth.Service
+	// Transport carries the notices between processes (or within one).
+	Transport Transport
+	Log       *slog.Logger
+}
+
+// New returns a hub over d.Transport.
+func New(d Deps, opts Options) *Hub {
+	h := &Hub{players: d.Players, auth: d.Auth, transport: d.Transport, log: d.Log, opts: opts,
 		byPlayer: make(map[uuid.UUID][]*Stream), seed: maphash.MakeSeed(), origin: uuid.New(), ready: make(chan struct{})}
 	// Until Run first listens, sessions other processes end go unheard
 	// here: the session cache reads through until then.
-	authSvc.PauseSessionCache()
+	d.Auth.PauseSessionCache()
 	h.nextID.Store(uint64(time.Now().UnixMicro()))
 	for range workers {
 		h.shards = append(h.shards, make(chan job, 1024))

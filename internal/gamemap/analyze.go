@@ -59,7 +59,7 @@ const (
 // Analyze checks a layout and measures its routes. It accepts any layout,
 // including hand-edited or hostile ones: it never panics, its work is bounded
 // by MaxDimension, MaxLanes and the length of the layout's lists, and every
-// finding is a Problem with a stable code. It is safe for concurrent use.
+// finding is a MapProblem with a stable code. It is safe for concurrent use.
 func Analyze(l MapLayout) MapLayoutAnalysis {
 	a := analyzerPool.Get().(*analyzer)
 	res := a.analyze(&l)
@@ -86,7 +86,7 @@ type analyzer struct {
 	queue     []int32
 	queue2    []int32
 	sat       []int32 // summed-area table for wide centerline squares
-	problems  []Problem
+	problems  []MapProblem
 	seen      []problemKey
 }
 
@@ -120,7 +120,7 @@ func (a *analyzer) add(code string, owner int, cell GridPoint, hasCell bool, for
 		}
 	}
 	if len(a.problems) == MaxProblems {
-		a.problems = append(a.problems, Problem{
+		a.problems = append(a.problems, MapProblem{
 			Code:    ProblemTruncated,
 			Message: fmt.Sprintf("more than %d problems; the rest are not listed", MaxProblems),
 		})
@@ -129,7 +129,7 @@ func (a *analyzer) add(code string, owner int, cell GridPoint, hasCell bool, for
 		return
 	}
 	a.seen = append(a.seen, problemKey{code, owner})
-	p := Problem{Code: code, Message: fmt.Sprintf(format, args...)}
+	p := MapProblem{Code: code, Message: fmt.Sprintf(format, args...)}
 	if hasCell {
 		p.Cell = &cell
 	}
@@ -182,14 +182,14 @@ func (a *analyzer) point(i int) GridPoint { return GridPoint{i%a.pw - 1, i/a.pw 
 func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 	res := MapLayoutAnalysis{Routes: []RouteLength{}}
 	if l.Width < 1 || l.Height < 1 || l.Width > MaxDimension || l.Height > MaxDimension {
-		res.Problems = []Problem{{
+		res.Problems = []MapProblem{{
 			Code:    ProblemDimensionsInvalid,
 			Message: fmt.Sprintf("width and height must be between 1 and %d, got %d×%d", MaxDimension, l.Width, l.Height),
 		}}
 		return res
 	}
 	if len(l.Lanes) > MaxLanes {
-		res.Problems = []Problem{{
+		res.Problems = []MapProblem{{
 			Code:    ProblemTooManyLanes,
 			Message: fmt.Sprintf("at most %d lanes are allowed, got %d", MaxLanes, len(l.Lanes)),
 		}}
@@ -283,9 +283,9 @@ func (a *analyzer) analyze(l *MapLayout) MapLayoutAnalysis {
 
 	if len(a.problems) == 0 {
 		res.Valid = true
-		res.Problems = []Problem{}
+		res.Problems = []MapProblem{}
 	} else {
-		res.Problems = append([]Problem(nil), a.problems...)
+		res.Problems = append([]MapProblem(nil), a.problems...)
 	}
 	return res
 }

@@ -182,7 +182,7 @@ func TestAnalyzeProblemCodes(t *testing.T) {
 			if a.Valid {
 				t.Fatalf("valid after the mutation")
 			}
-			i := slices.IndexFunc(a.Problems, func(p Problem) bool { return p.Code == tc.code })
+			i := slices.IndexFunc(a.Problems, func(p MapProblem) bool { return p.Code == tc.code })
 			if i < 0 {
 				t.Fatalf("no %s among %v", tc.code, a.Problems)
 			}
@@ -213,7 +213,7 @@ func TestAnalyzeProblemCodes(t *testing.T) {
 }
 
 func hasCode(a MapLayoutAnalysis, code string) bool {
-	return slices.ContainsFunc(a.Problems, func(p Problem) bool { return p.Code == code })
+	return slices.ContainsFunc(a.Problems, func(p MapProblem) bool { return p.Code == code })
 }
 
 func TestAnalyzeFatalProblemsStopEarly(t *testing.T) {

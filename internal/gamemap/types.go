@@ -54,7 +54,7 @@ type MapLayoutAnalysis struct {
 	OverlapCellCount int           `json:"overlapCellCount"`
 	Routes           []RouteLength `json:"routes"`
 	Valid            bool          `json:"valid"`
-	Problems         []Problem     `json:"problems"`
+	Problems         []MapProblem  `json:"problems"`
 }
 
 // RouteLength gives, for one lane, the number of 4-neighbour steps of the
@@ -67,10 +67,10 @@ type RouteLength struct {
 	LargeUnitLength *int `json:"largeUnitLength"`
 }
 
-// Problem is one reason a layout is not valid. Code is stable (see the
+// MapProblem is one reason a layout is not valid. Code is stable (see the
 // Problem* constants); Message is for people; Cell, when set, points at the
 // first offending cell.
-type Problem struct {
+type MapProblem struct {
 	Code    string     `json:"code"`
 	Message string     `json:"message"`
 	Cell    *GridPoint `json:"cell,omitempty"`

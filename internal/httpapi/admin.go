@@ -10,7 +10,6 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/account"
 	"github.com/towerdefence/platformctl/internal/admin"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -168,7 +167,7 @@ func adminOpsRoutes(d Deps) []adminRoute {
 			if err != nil {
 				return nil, err
 			}
-			return d.Admin.SetRole(r.Context(), actor, liveops.AdminRef{ID: id}, in)
+			return d.Admin.SetRole(r.Context(), actor, role.AdminRef{ID: id}, in)
 		})},
 	}
 }

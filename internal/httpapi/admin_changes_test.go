@@ -12,6 +12,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
@@ -67,7 +68,7 @@ func TestAdminPublishLiveOps(t *testing.T) {
 	var refused struct {
 		Code    string
 		Details struct {
-			ConfigProblems []liveops.Problem `json:"configProblems"`
+			ConfigProblems []platform.Problem `json:"configProblems"`
 		}
 	}
 	res.Decode(t, &refused)

@@ -16,6 +16,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
@@ -41,8 +42,8 @@ type Deps struct {
 	// LiveOps serves the live-ops configuration; Console the admin
 	// console's bootstrap; Testing the testing metadata.
 	LiveOps *liveops.Service
-	Console *liveops.Console
-	Testing *liveops.Testing
+	Console *admin.Console
+	Testing *qa.Testing
 	// Admin is the administrator plane behind /api/admin.
 	Admin *admin.Service
 	// Events holds the players' event streams; StreamTimings their clocks.

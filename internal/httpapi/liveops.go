@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -23,9 +23,9 @@ func requirePermission(d Deps, perm role.Permission, next http.Handler) http.Han
 }
 
 // callerOf is the administrator behind an admin route's request.
-func callerOf(r *http.Request) liveops.Caller {
+func callerOf(r *http.Request) admin.Caller {
 	u := principalFrom(r).User
-	return liveops.Caller{ID: u.ID, Email: u.Email, Name: u.Name, Role: role.Role(u.Role)}
+	return admin.Caller{ID: u.ID, Email: u.Email, Name: u.Name, Role: role.Role(u.Role)}
 }
 
 func handleAdminBootstrap(d Deps) http.Handler {

@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/apitest"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/qa"
 	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/storetest"
 )
@@ -130,7 +132,7 @@ func TestAdminBootstrap(t *testing.T) {
 	if res.Status != 200 {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
-	var b liveops.AdminBootstrap
+	var b admin.Bootstrap
 	res.Decode(t, &b)
 	if b.Caller.ID != liveopsAdmin.User.ID || b.Caller.Role != role.LiveOps || !containsPerm(b.Caller.Permissions, role.LiveOpsWrite) || containsPerm(b.Caller.Permissions, role.AdminsWrite) {
 		t.Fatalf("caller %+v", b.Caller)
@@ -257,7 +259,7 @@ func TestTestingToolsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := dev.Client(t).Do("GET", "/api/testing/legacy-tools", nil)
-	var md liveops.TestingMetadata
+	var md qa.TestingMetadata
 	res.Decode(t, &md)
 	if res.Status != 200 || !md.Enabled || md.Environment != "development" || len(md.MapSeeds["short"]) == 0 || len(md.MapSeeds["long"]) == 0 ||
 		len(md.FixturePlayers) == 0 || len(md.DeckCodeVectors) == 0 {
@@ -344,7 +346,7 @@ func TestQueuesFollowLiveOpsSeeds(t *testing.T) {
 	if short != 101 || long != 202 {
 		t.Fatalf("queues play %d/%d, want the published 101/202", short, long)
 	}
-	other := liveops.NewService(srv.App.DB.LiveOps(), time.Now, liveops.Options{})
+	other := liveops.New(srv.App.DB.LiveOps(), liveops.Options{}, time.Now)
 	if _, err := other.SetSeed(t.Context(), "os:elsewhere", "short", 55, "from another process"); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestWarmAuthenticatedRequestReadsNoSession(t *testing.T) {
 	acct := srv.SignUpPlayer(t)
 	cfg := srv.Config
 	sessions := &countingSessions{Store: srv.App.DB.Sessions()}
-	authSvc := auth.NewService(sessions, srv.App.Accounts, nil, auth.Options{
+	authSvc := auth.New(auth.Deps{Store: sessions, Accounts: srv.App.Accounts}, auth.Options{
 		Secret: cfg.Secret, SessionTTL: cfg.SessionTTL, RefreshAfter: cfg.SessionRefreshAfter,
 		PlayerCookiePrefix: cfg.PlayerCookiePrefix, AdminCookiePrefix: cfg.AdminCookiePrefix,
 		TrustedOrigins: cfg.TrustedOrigins, CacheSize: 16,

@@ -23,8 +23,8 @@ func TestRequireSession(t *testing.T) {
 	var nowNanos atomic.Int64
 	nowNanos.Store(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, nowNanos.Load()).UTC() }
-	accounts := account.NewService(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), clock)
-	sessions := auth.NewService(db.Sessions(), accounts, nil, auth.Options{
+	accounts := account.New(db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), clock)
+	sessions := auth.New(auth.Deps{Store: db.Sessions(), Accounts: accounts}, auth.Options{
 		Limiter: db.RateLimits(),
 		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",

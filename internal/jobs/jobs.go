@@ -70,17 +70,32 @@ type Runner struct {
 	holder string
 }
 
-// New returns a runner of jobs whose claims last lease (DefaultLease when
-// zero) unless renewed. Its holder name is the host, the process id and a
-// random part, so that two runners never take one another's leases.
-func New(jobs []Job, claims Claims, lease time.Duration, log *slog.Logger, now func() time.Time) *Runner {
+// Deps are what a Runner works with.
+type Deps struct {
+	// Claims hands each period of a job to one runner across replicas.
+	Claims Claims
+	Log    *slog.Logger
+}
+
+// Options are the settings of a Runner.
+type Options struct {
+	// Lease is how long a claim lasts unless renewed; DefaultLease when
+	// zero.
+	Lease time.Duration
+}
+
+// New returns a runner of jobs. Its holder name is the host, the process
+// id and a random part, so that two runners never take one another's
+// leases.
+func New(d Deps, jobs []Job, opts Options, now func() time.Time) *Runner {
+	lease := opts.Lease
 	if lease <= 0 {
 		lease = DefaultLease
 	}
 	host, _ := os.Hostname()
 	var tag [4]byte
 	rand.Read(tag[:])
-	return &Runner{jobs: jobs, claims: claims, lease: lease, log: log, now: now,
+	return &Runner{jobs: jobs, claims: d.Claims, lease: lease, log: d.Log, now: now,
 		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(tag[:]))}
 }
 

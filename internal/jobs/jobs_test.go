@@ -71,8 +71,8 @@ func TestRunsNeverOverlap(t *testing.T) {
 		}
 		return 1, nil
 	}}
-	a := runFor(jobs.New([]jobs.Job{job}, db.JobRuns(), time.Second, quiet, time.Now), stop)
-	b := runFor(jobs.New([]jobs.Job{job}, db.JobRuns(), time.Second, quiet, time.Now), stop)
+	a := runFor(jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: quiet}, []jobs.Job{job}, jobs.Options{Lease: time.Second}, time.Now), stop)
+	b := runFor(jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: quiet}, []jobs.Job{job}, jobs.Options{Lease: time.Second}, time.Now), stop)
 	select {
 	case <-stop:
 	case <-time.After(30 * time.Second):
@@ -110,7 +110,7 @@ func TestLapsedLeaseIsTakenOver(t *testing.T) {
 		}
 		return 3, nil
 	}}
-	r := jobs.New([]jobs.Job{job}, db.JobRuns(), lease, quiet, time.Now)
+	r := jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: quiet}, []jobs.Job{job}, jobs.Options{Lease: lease}, time.Now)
 	wait := runFor(r, stop)
 	var at time.Time
 	select {
@@ -152,7 +152,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 		}
 	}}
 	stop := make(chan struct{})
-	wait := runFor(jobs.New([]jobs.Job{job}, db.JobRuns(), lease, quiet, time.Now), stop)
+	wait := runFor(jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: quiet}, []jobs.Job{job}, jobs.Options{Lease: lease}, time.Now), stop)
 	defer func() {
 		close(stop)
 		wait()
@@ -181,7 +181,7 @@ func TestStoppedRunHandsOverAtOnce(t *testing.T) {
 		return 0, ctx.Err()
 	}}
 	stopA := make(chan struct{})
-	waitA := runFor(jobs.New([]jobs.Job{job}, db.JobRuns(), time.Hour, quiet, time.Now), stopA)
+	waitA := runFor(jobs.New(jobs.Deps{Claims: db.JobRuns(), Log: quiet}, []jobs.Job{job}, jobs.Options{Lease: time.Hour}, time.Now), stopA)
 	<-running
 	close(stopA)
 	waitA()

@@ -167,9 +167,17 @@ type Service struct {
 	now     func() time.Time
 }
 
+// Deps are the services a lifecycle Service works with.
+type Deps struct {
+	Store   Store
+	Auth    *auth.Service
+	Players *player.Service
+	Mailer  Mailer
+}
+
 // New returns the service.
-func New(store Store, a *auth.Service, players *player.Service, mailer Mailer, opts Options, now func() time.Time) *Service {
-	return &Service{store: store, auth: a, players: players, mailer: mailer, opts: opts, now: now}
+func New(d Deps, opts Options, now func() time.Time) *Service {
+	return &Service{store: d.Store, auth: d.Auth, players: d.Players, mailer: d.Mailer, opts: opts, now: now}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }

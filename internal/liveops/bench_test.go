@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/liveops"
-	"github.com/towerdefence/platformctl/internal/matchmaking"
-	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // The live-ops reads that run per request, on the test database
@@ -20,7 +18,7 @@ import (
 // the time the seeds come from memory.
 func BenchmarkMapSeeds(b *testing.B) {
 	f := publishedB(b)
-	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
+	svc := liveops.New(f.db.LiveOps(), liveops.Options{SeedRefresh: time.Second}, f.clock.now)
 	ctx := b.Context()
 	for b.Loop() {
 		if _, _, err := svc.MapSeeds(ctx); err != nil {
@@ -60,23 +58,6 @@ func BenchmarkEvaluate(b *testing.B) {
 	sub := liveops.Subject{PlayerID: "6f1c2a4e-3b7d-4f0a-9c55-1d2e3f405162", Nickname: "ada", CreatedAt: t0}
 	for b.Loop() {
 		if _, err := f.svc.Evaluate(ctx, sub); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkConsoleBootstrap is GET /api/admin/bootstrap without HTTP.
-func BenchmarkConsoleBootstrap(b *testing.B) {
-	f := publishedB(b)
-	ctx := b.Context()
-	lo := f.db.LiveOps()
-	console := liveops.NewConsole(liveops.ConsoleDeps{Store: lo,
-		Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo},
-		LiveOps:  f.svc, Audit: f.audit, Environment: "development", Database: f.db.Dialect(), StartedAt: t0, Now: f.clock.now,
-		Queues: []matchmaking.Queue{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}})
-	caller := liveops.Caller{Email: "ops@example.com", Role: role.Admin}
-	for b.Loop() {
-		if _, err := console.Bootstrap(ctx, caller); err != nil {
 			b.Fatal(err)
 		}
 	}

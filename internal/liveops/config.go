@@ -119,9 +119,6 @@ type Banner struct {
 	Audience  Audience   `json:"audience"`
 }
 
-// Problem is one thing wrong with a configuration.
-type Problem = platform.Problem
-
 type problems = platform.Problems
 
 var key = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
@@ -206,7 +203,7 @@ func checkLink(ps *problems, path, link string) {
 
 // Validate returns every problem with the configuration, or nil. queues
 // lists the queue preset ids events may feature.
-func (c *Config) Validate(queues []string) []Problem {
+func (c *Config) Validate(queues []string) []platform.Problem {
 	var ps problems
 	if c.MapSeeds.Short <= 0 || c.MapSeeds.Long <= 0 {
 		ps.Add("mapSeeds", "short and long must both be positive seeds")

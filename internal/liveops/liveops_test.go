@@ -100,7 +100,7 @@ func unpublished(t testing.TB, env string) *fixture {
 
 // another is a second service over the same database: another process.
 func (f *fixture) another(env string) *liveops.Service {
-	return liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{Environment: env, Catalog: f.db.LiveOps()})
+	return liveops.New(f.db.LiveOps(), liveops.Options{Environment: env, Catalog: f.db.LiveOps()}, f.clock.now)
 }
 
 func TestNothingPublished(t *testing.T) {
@@ -113,7 +113,7 @@ func TestNothingPublished(t *testing.T) {
 		t.Fatalf("set seed: %v", err)
 	}
 	// Until something is published the queues play the configured seeds.
-	defaults := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{DefaultShortSeed: 1, DefaultLongSeed: 1 << 63})
+	defaults := liveops.New(f.db.LiveOps(), liveops.Options{DefaultShortSeed: 1, DefaultLongSeed: 1 << 63}, f.clock.now)
 	if short, long, err := defaults.MapSeeds(ctx); err != nil || short != 1 || long != 1<<63 {
 		t.Fatalf("unpublished seeds %d %d %v", short, long, err)
 	}
@@ -135,7 +135,7 @@ func TestPublish(t *testing.T) {
 	bad.Events[0].Queues = []string{"no-such-queue"}
 	_, err := f.svc.Publish(ctx, "os:bob", bad, []string{"casual-short"}, "")
 	pe, _ := platform.As(err)
-	if pe == nil || pe.Code != liveops.CodeInvalidConfig || len(pe.Details["configProblems"].([]liveops.Problem)) != 2 {
+	if pe == nil || pe.Code != liveops.CodeInvalidConfig || len(pe.Details["configProblems"].([]platform.Problem)) != 2 {
 		t.Fatalf("invalid configuration: %v", err)
 	}
 	cfg.Flags[1].Enabled = true
@@ -448,7 +448,7 @@ func TestEnvironmentAudienceIsValidated(t *testing.T) {
 func TestMapSeedsRefresh(t *testing.T) {
 	ctx := t.Context()
 	f := published(t, "development")
-	svc := liveops.NewService(f.db.LiveOps(), f.clock.now, liveops.Options{SeedRefresh: time.Second})
+	svc := liveops.New(f.db.LiveOps(), liveops.Options{SeedRefresh: time.Second}, f.clock.now)
 	if short, long, _ := svc.MapSeeds(ctx); short != 11 || long != 777 {
 		t.Fatalf("seeds %d/%d, want 11 and the event's 777", short, long)
 	}

@@ -2,6 +2,7 @@ package liveops
 
 import (
 	"github.com/towerdefence/platformctl/internal/gamemap"
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // MapSummary is what an operator or QA needs to know about a generated
@@ -31,7 +32,7 @@ func Summarize(l gamemap.MapLayout, a gamemap.MapLayoutAnalysis) MapSummary {
 	s := MapSummary{
 		Size: l.Size, Seed: int64(l.Seed), Version: l.Version, Width: l.Width, Height: l.Height, Lanes: len(l.Lanes),
 		PathCellCount: a.PathCellCount, BuildCellCount: a.BuildCellCount, OverlapCellCount: a.OverlapCellCount,
-		BuildZoneCount: len(l.BuildZones), Routes: orEmpty(a.Routes), Valid: a.Valid, ProblemCount: len(a.Problems),
+		BuildZoneCount: len(l.BuildZones), Routes: platform.OrEmpty(a.Routes), Valid: a.Valid, ProblemCount: len(a.Problems),
 	}
 	for _, r := range a.Routes {
 		if r.SmallUnitLength == nil {

@@ -27,19 +27,6 @@ const CodeInvalidConfig = "LIVEOPS_CONFIG_INVALID"
 // DetailConfigProblems is the details key of CodeInvalidConfig's problems.
 const DetailConfigProblems = "configProblems"
 
-// maxReasonLen bounds the reason recorded with a change.
-const maxReasonLen = 500
-
-func checkActorReason(actor, reason string) error {
-	if strings.TrimSpace(actor) == "" {
-		return platform.Invalid("actor", "is required")
-	}
-	if len(reason) > maxReasonLen {
-		return platform.Invalid("reason", fmt.Sprintf("must be at most %d bytes", maxReasonLen))
-	}
-	return nil
-}
-
 // next builds the operator version after head with body cfg.
 func (s *Service) next(head *Head, cfg Config, actor, description string) *Publication {
 	v := 1
@@ -90,7 +77,7 @@ func (s *Service) publish(ctx context.Context, next func(head *Head, cfg *Config
 // the newest head.
 func (s *Service) Publish(ctx context.Context, actor string, cfg Config, queues []string, reason string) (*Head, error) {
 	reason = strings.TrimSpace(reason)
-	if err := checkActorReason(actor, reason); err != nil {
+	if err := audit.CheckActorReason(actor, reason); err != nil {
 		return nil, err
 	}
 	if ps := cfg.Validate(queues); ps != nil {
@@ -150,7 +137,7 @@ func (s *Service) SetSeed(ctx context.Context, actor, size string, seed int64, r
 		return nil, platform.Invalid("seed", "must be a positive integer")
 	}
 	reason = strings.TrimSpace(reason)
-	if err := checkActorReason(actor, reason); err != nil {
+	if err := audit.CheckActorReason(actor, reason); err != nil {
 		return nil, err
 	}
 	change := &SeedChange{Size: sz, To: seed}

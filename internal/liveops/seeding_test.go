@@ -24,10 +24,10 @@ import (
 func TestSeedingAndOperatorsTakeTurns(t *testing.T) {
 	ctx := t.Context()
 	db := storetest.Open(t)
-	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
-	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})
-	players := player.New(db.Player(), playertest.Queues, live, player.Options{})
-	seeder := seed.New(db.Seed(), accounts, players, playertest.Queues, time.Now)
+	accounts := account.New(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
+	live := liveops.New(db.LiveOps(), liveops.Options{}, time.Now)
+	players := player.New(player.Deps{Store: db.Player(), LiveOps: live}, playertest.Queues, player.Options{}, time.Now)
+	seeder := seed.New(seed.Deps{Store: db.Seed(), Accounts: accounts, Players: players}, playertest.Queues, time.Now)
 	set, ps := seed.Load(fixtures.FS())
 	if len(ps) > 0 {
 		t.Fatal(ps)

@@ -6,11 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/platform"
-	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // Sources of a published configuration.
@@ -65,7 +62,7 @@ type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
-// Tx is the transaction a publication or a role change runs in.
+// Tx is the transaction a publication runs in.
 type Tx interface {
 	// LockPublications holds the publication lock (the one fixture
 	// seeding holds too) until the transaction ends.
@@ -73,10 +70,6 @@ type Tx interface {
 	// LatestLiveOps returns the newest version and its body, or nil, nil.
 	LatestLiveOps(ctx context.Context) (*Head, *Config, error)
 	InsertLiveOps(ctx context.Context, p *Publication) error
-	// LockAdmins reads every administrator account and holds them until
-	// the transaction ends, always in the same order.
-	LockAdmins(ctx context.Context) ([]AdminAccount, error)
-	SetAdminRole(ctx context.Context, id uuid.UUID, to role.Role, at time.Time) error
 	InsertAudit(ctx context.Context, e *audit.Entry) error
 }
 
@@ -121,8 +114,8 @@ type Service struct {
 	checked time.Time
 }
 
-// NewService returns the live-ops service.
-func NewService(store Store, now func() time.Time, opts Options) *Service {
+// New returns the live-ops service.
+func New(store Store, opts Options, now func() time.Time) *Service {
 	return &Service{store: store, now: now, opts: opts}
 }
 

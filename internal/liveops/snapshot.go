@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/towerdefence/platformctl/internal/gamemap"
+	"github.com/towerdefence/platformctl/internal/platform"
 )
 
 // HistoryLength is how many versions the snapshot lists.
@@ -100,7 +101,7 @@ func (s *Service) snapshot(head *Head, c *Config, history []Head, catalog int, n
 		Events:   make([]ScheduledEvent, len(c.Events)),
 		Banners:  make([]ScheduledBanner, len(c.Banners)),
 		Messages: make([]ScheduledMessage, len(c.Messages)),
-		History:  orEmpty(history),
+		History:  platform.OrEmpty(history),
 	}
 	for _, size := range gamemap.Sizes {
 		v := MapSeedView{Size: size, Seed: c.MapSeeds.Short}
@@ -111,7 +112,7 @@ func (s *Service) snapshot(head *Head, c *Config, history []Head, catalog int, n
 		snap.MapSeeds = append(snap.MapSeeds, v)
 	}
 	for i, f := range c.Flags {
-		f.Rules = orEmpty(f.Rules)
+		f.Rules = platform.OrEmpty(f.Rules)
 		snap.Flags[i] = f
 	}
 	for i, e := range c.Events {
@@ -125,13 +126,6 @@ func (s *Service) snapshot(head *Head, c *Config, history []Head, catalog int, n
 	}
 	snap.ETag = etagOf(snap)
 	return snap
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // etagOf hashes the snapshot's JSON without its etag. Marshalling is

@@ -140,18 +140,26 @@ type Worker struct {
 	wake     chan struct{}
 }
 
+// WorkerDeps are what a Worker works with.
+type WorkerDeps struct {
+	Store    Store
+	Composer *Composer
+	Sender   Sender
+	Log      *slog.Logger
+}
+
 // NewWorker returns a worker with a process-unique id.
-func NewWorker(store Store, composer *Composer, sender Sender, log *slog.Logger, now func() time.Time, opts WorkerOptions) *Worker {
+func NewWorker(d WorkerDeps, opts WorkerOptions, now func() time.Time) *Worker {
 	host, _ := os.Hostname()
 	raw := make([]byte, 4)
 	rand.Read(raw)
 	opts = opts.withDefaults()
 	return &Worker{
 		id:       fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(raw)),
-		store:    store,
-		composer: composer,
-		sender:   sender,
-		log:      log,
+		store:    d.Store,
+		composer: d.Composer,
+		sender:   d.Sender,
+		log:      d.Log,
 		now:      now,
 		opts:     opts,
 		wake:     make(chan struct{}, opts.Concurrency),

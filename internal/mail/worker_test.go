@@ -87,7 +87,7 @@ func (f *fixture) sender(t *testing.T, srvURL string) mail.Sender {
 }
 
 func (f *fixture) worker(t *testing.T, db *store.DB, sender mail.Sender, opts mail.WorkerOptions) *mail.Worker {
-	return mail.NewWorker(db.Mail(), f.composer, sender, slog.New(slog.DiscardHandler), time.Now, opts)
+	return mail.NewWorker(mail.WorkerDeps{Store: db.Mail(), Composer: f.composer, Sender: sender, Log: slog.New(slog.DiscardHandler)}, opts, time.Now)
 }
 
 // run starts w in the background; the returned stop cancels it and waits.

@@ -167,9 +167,6 @@ type DeckSpec struct {
 	Cards map[string]int `json:"cards,omitempty"`
 }
 
-// Problem is one thing wrong with fixtures: where, and what.
-type Problem = platform.Problem
-
 type problems = platform.Problems
 
 var slug = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
@@ -224,7 +221,7 @@ func checkSizes(ps *problems, path string, sizes []string) {
 
 // Validate returns every problem with the content, or nil. Paths start with
 // the section (rules, towers, traps, units, cards, starterDecks).
-func (c *Content) Validate() []Problem {
+func (c *Content) Validate() []platform.Problem {
 	var ps problems
 	c.checkRules(&ps)
 	entities := map[string]map[string]bool{KindTower: c.checkTowers(&ps), KindTrap: c.checkTraps(&ps), KindUnit: c.checkUnits(&ps)}
@@ -490,15 +487,15 @@ func NewCatalog(c *Content, head CatalogHead) (*Catalog, error) {
 	cat.Version, cat.ETag, cat.PublishedAt = head.Version, head.ETag, head.PublishedAt.UTC()
 	// Towers and traps are normalised element by element, so on copies: c
 	// is read concurrently (two seeders validating one fixture set).
-	cat.Towers = nonNil(slices.Clone(cat.Towers))
-	cat.Traps = nonNil(slices.Clone(cat.Traps))
-	cat.Units = nonNil(cat.Units)
-	cat.Cards = nonNil(cat.Cards)
+	cat.Towers = platform.OrEmpty(slices.Clone(cat.Towers))
+	cat.Traps = platform.OrEmpty(slices.Clone(cat.Traps))
+	cat.Units = platform.OrEmpty(cat.Units)
+	cat.Cards = platform.OrEmpty(cat.Cards)
 	for i := range cat.Towers {
-		cat.Towers[i].Targets = nonNil(cat.Towers[i].Targets)
+		cat.Towers[i].Targets = platform.OrEmpty(cat.Towers[i].Targets)
 	}
 	for i := range cat.Traps {
-		cat.Traps[i].Affects = nonNil(cat.Traps[i].Affects)
+		cat.Traps[i].Affects = platform.OrEmpty(cat.Traps[i].Affects)
 	}
 	cat.StarterDecks = make([]CatalogDeck, 0, len(c.StarterDecks))
 	for _, d := range c.StarterDecks {
@@ -513,13 +510,6 @@ func NewCatalog(c *Content, head CatalogHead) (*Catalog, error) {
 		cat.StarterDecks = append(cat.StarterDecks, CatalogDeck{ID: d.ID, Name: d.Name, Default: d.Default, Code: code, Cards: cat.deckCards(cards)})
 	}
 	return cat, nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // deckCards names the cards of a deck; cards the catalog no longer has

@@ -62,8 +62,12 @@ type Options struct {
 	Limits Limits
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+}
+
+// Deps are what a player Service works with.
+type Deps struct {
+	Store   Store
+	LiveOps LiveOps
 	// Events hears of committed lobby and social changes; nil ignores them.
 	Events Events
 }
@@ -84,8 +88,8 @@ type Service struct {
 
 // New returns the service. queues are the matchmaking queue presets
 // lobbies may be opened for; a lobby holds its queue's largest party.
-func New(store Store, queues []matchmaking.Queue, liveops LiveOps, opts Options) *Service {
-	s := &Service{store: store, queues: queues, liveops: liveops, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: opts.Now}
+func New(d Deps, queues []matchmaking.Queue, opts Options, now func() time.Time) *Service {
+	s := &Service{store: d.Store, queues: queues, liveops: d.LiveOps, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: now}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits
 	}
@@ -95,10 +99,7 @@ func New(store Store, queues []matchmaking.Queue, liveops LiveOps, opts Options)
 	if s.idle <= 0 {
 		s.idle = 30 * time.Minute
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.events = opts.Events
+	s.events = d.Events
 	if s.events == nil {
 		s.events = noEvents{}
 	}

@@ -78,10 +78,11 @@ func New(tb testing.TB, opts Options) *Env {
 	db := storetest.Open(tb)
 	clock := &Clock{}
 	e := &Env{DB: db, Clock: clock}
-	e.Accounts = account.NewService(db.Accounts(), account.NewHasher(Cheap, account.Admission{}), clock.Now)
-	e.LiveOps = liveops.NewService(db.LiveOps(), clock.Now, liveops.Options{})
-	e.Players = player.New(db.Player(), Queues, e.LiveOps, player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout, Now: clock.Now})
-	e.Seeder = seed.New(db.Seed(), e.Accounts, e.Players, Queues, clock.Now)
+	e.Accounts = account.New(db.Accounts(), account.NewHasher(Cheap, account.Admission{}), clock.Now)
+	e.LiveOps = liveops.New(db.LiveOps(), liveops.Options{}, clock.Now)
+	e.Players = player.New(player.Deps{Store: db.Player(), LiveOps: e.LiveOps}, Queues,
+		player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout}, clock.Now)
+	e.Seeder = seed.New(seed.Deps{Store: db.Seed(), Accounts: e.Accounts, Players: e.Players}, Queues, clock.Now)
 	set, ps := seed.Load(fixtures.FS())
 	if len(ps) > 0 {
 		tb.Fatalf("embedded fixtures: %v", ps)

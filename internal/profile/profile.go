@@ -273,12 +273,10 @@ type Deps struct {
 	// Origins checks that a callback URL is on a trusted origin.
 	Origins Origins
 	Audit   *audit.Log
-	// Now is the clock.
-	Now func() time.Time
 }
 
 // New returns the service over d, with the settings of opts.
-func New(d Deps, opts Options) (*Service, error) {
+func New(d Deps, opts Options, now func() time.Time) (*Service, error) {
 	if opts.Secret == "" {
 		return nil, errors.New("profile: a secret is required")
 	}
@@ -307,7 +305,7 @@ func New(d Deps, opts Options) (*Service, error) {
 		limiter:  opts.Limiter,
 		rule:     requestRule(opts.RateLimit, opts.RateWindow),
 		watcher:  opts.Watcher,
-		now:      d.Now,
+		now:      now,
 	}, nil
 }
 

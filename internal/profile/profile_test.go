@@ -67,8 +67,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	e := &env{db: storetest.Open(t), clock: &clock{t: time.Now().UTC().Truncate(time.Millisecond)}}
 	now := e.clock.Now
-	e.accounts = account.NewService(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, account.Admission{}), now)
-	e.auth = auth.NewService(e.db.Sessions(), e.accounts, nil, auth.Options{
+	e.accounts = account.New(e.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 19456, Iterations: 2, Parallelism: 1}, account.Admission{}), now)
+	e.auth = auth.New(auth.Deps{Store: e.db.Sessions(), Accounts: e.accounts}, auth.Options{
 		Limiter: e.db.RateLimits(),
 		Secret:  secret, SessionTTL: 24 * time.Hour, RefreshAfter: time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin", TrustedOrigins: []string{site},
@@ -83,13 +83,13 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.worker = mail.NewWorker(e.db.Mail(), composer, sender, slog.New(slog.DiscardHandler), now, mail.WorkerOptions{})
+	e.worker = mail.NewWorker(mail.WorkerDeps{Store: e.db.Mail(), Composer: composer, Sender: sender, Log: slog.New(slog.DiscardHandler)}, mail.WorkerOptions{}, now)
 	o := profile.Options{Secret: secret, TokenTTL: time.Hour, RateLimit: 1000, RateWindow: time.Hour, Limiter: e.db.RateLimits()}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	e.profiles, err = profile.New(profile.Deps{Store: e.db.Profiles(), Accounts: e.accounts, Composer: composer,
-		Origins: e.auth.Origins(), Audit: e.audit, Now: now}, o)
+		Origins: e.auth.Origins(), Audit: e.audit}, o, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-// Package qa derives, from the fixtures, what the testing metadata shows
-// QA: the development players and golden deck-code vectors. Every vector
-// is computed with the server's own deck-code encoder and decoder, so the
+// Package qa is the testing metadata QA reads (GET /api/testing/legacy-tools
+// when PLATFORM_TESTING_TOOLS is on): the testing tools of this build, map
+// seeds with known properties, and, derived from the fixtures, the
+// development players and golden deck-code vectors. Every vector is
+// computed with the server's own deck-code encoder and decoder, so the
 // vectors are what a client's implementation must agree with.
 package qa
 
@@ -12,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/towerdefence/platformctl/internal/account"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/seed"
@@ -23,16 +24,16 @@ type Accounts interface {
 	ByEmail(ctx context.Context, realm account.Realm, email string) (*account.User, error)
 }
 
-// Fixtures implements liveops.FixtureSource over a loaded fixture set.
+// Fixtures implements FixtureSource over a loaded fixture set.
 type Fixtures struct {
 	set      *seed.Set
 	accounts Accounts
-	vectors  []liveops.DeckCodeVector
+	vectors  []DeckCodeVector
 }
 
-// New computes the deck-code vectors of set; accounts tells which fixture
-// players exist in this database.
-func New(set *seed.Set, accounts Accounts) (*Fixtures, error) {
+// NewFixtures computes the deck-code vectors of set; accounts tells which
+// fixture players exist in this database.
+func NewFixtures(set *seed.Set, accounts Accounts) (*Fixtures, error) {
 	v, err := vectors(set)
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func New(set *seed.Set, accounts Accounts) (*Fixtures, error) {
 	return &Fixtures{set: set, accounts: accounts, vectors: v}, nil
 }
 
-// Lazy is a liveops.FixtureSource that loads its fixtures on first use.
+// Lazy is a FixtureSource that loads its fixtures on first use.
 // The testing metadata is asked for now and then by QA, while loading the
 // fixtures parses every file and encodes every deck, so a starting server
 // need not pay for it, nor a server nobody asks hold it.
@@ -56,12 +57,12 @@ func NewLazy(load func() (*seed.Set, error), accounts Accounts) *Lazy {
 		if err != nil {
 			return nil, err
 		}
-		return New(set, accounts)
+		return NewFixtures(set, accounts)
 	})}
 }
 
-// FixturePlayers implements liveops.FixtureSource.
-func (l *Lazy) FixturePlayers(ctx context.Context) ([]liveops.FixturePlayer, error) {
+// FixturePlayers implements FixtureSource.
+func (l *Lazy) FixturePlayers(ctx context.Context) ([]FixturePlayer, error) {
 	f, err := l.fixtures()
 	if err != nil {
 		return nil, err
@@ -69,8 +70,8 @@ func (l *Lazy) FixturePlayers(ctx context.Context) ([]liveops.FixturePlayer, err
 	return f.FixturePlayers(ctx)
 }
 
-// DeckCodeVectors implements liveops.FixtureSource.
-func (l *Lazy) DeckCodeVectors(ctx context.Context) ([]liveops.DeckCodeVector, error) {
+// DeckCodeVectors implements FixtureSource.
+func (l *Lazy) DeckCodeVectors(ctx context.Context) ([]DeckCodeVector, error) {
 	f, err := l.fixtures()
 	if err != nil {
 		return nil, err
@@ -78,16 +79,16 @@ func (l *Lazy) DeckCodeVectors(ctx context.Context) ([]liveops.DeckCodeVector, e
 	return f.DeckCodeVectors(ctx)
 }
 
-// FixturePlayers implements liveops.FixtureSource: the development world's
+// FixturePlayers implements FixtureSource: the development world's
 // players, with their id where this database has them (the world is only
 // seeded outside production).
-func (f *Fixtures) FixturePlayers(ctx context.Context) ([]liveops.FixturePlayer, error) {
-	out := []liveops.FixturePlayer{}
+func (f *Fixtures) FixturePlayers(ctx context.Context) ([]FixturePlayer, error) {
+	out := []FixturePlayer{}
 	if f.set.World == nil {
 		return out, nil
 	}
 	for _, p := range f.set.World.Players {
-		fp := liveops.FixturePlayer{Email: p.Email, Nickname: p.Nickname, Name: p.Name, Password: p.Password,
+		fp := FixturePlayer{Email: p.Email, Nickname: p.Nickname, Name: p.Name, Password: p.Password,
 			Notes: fmt.Sprintf("%d deck(s) in the fixtures", len(p.Decks))}
 		u, err := f.accounts.ByEmail(ctx, account.RealmPlayer, p.Email)
 		switch {
@@ -103,8 +104,8 @@ func (f *Fixtures) FixturePlayers(ctx context.Context) ([]liveops.FixturePlayer,
 	return out, nil
 }
 
-// DeckCodeVectors implements liveops.FixtureSource.
-func (f *Fixtures) DeckCodeVectors(context.Context) ([]liveops.DeckCodeVector, error) {
+// DeckCodeVectors implements FixtureSource.
+func (f *Fixtures) DeckCodeVectors(context.Context) ([]DeckCodeVector, error) {
 	return f.vectors, nil
 }
 
@@ -115,12 +116,12 @@ const expectValid = "valid"
 // codes that must be refused (a corrupted checksum, a future version,
 // foreign characters) and one written loosely (lower case, dashes) that
 // must still decode. Each expectation is what the decoder answers.
-func vectors(set *seed.Set) ([]liveops.DeckCodeVector, error) {
+func vectors(set *seed.Set) ([]DeckCodeVector, error) {
 	numIDs := map[string]uint32{}
 	for _, c := range set.Content.Cards {
 		numIDs[c.ID] = c.NumID
 	}
-	var out []liveops.DeckCodeVector
+	var out []DeckCodeVector
 	add := func(name string, spec player.DeckSpec) error {
 		var cards []player.CardCount
 		if spec.Code != "" {
@@ -154,7 +155,7 @@ func vectors(set *seed.Set) ([]liveops.DeckCodeVector, error) {
 		}
 	}
 	if len(out) == 0 {
-		return []liveops.DeckCodeVector{}, nil
+		return []DeckCodeVector{}, nil
 	}
 	base := out[0].Code
 	out = append(out,
@@ -168,8 +169,8 @@ func vectors(set *seed.Set) ([]liveops.DeckCodeVector, error) {
 }
 
 // vector decodes code and records the answer.
-func vector(name, code string) liveops.DeckCodeVector {
-	v := liveops.DeckCodeVector{Name: name, Code: code, Expect: expectValid, Cards: []liveops.DeckCodeCards{}}
+func vector(name, code string) DeckCodeVector {
+	v := DeckCodeVector{Name: name, Code: code, Expect: expectValid, Cards: []DeckCodeCards{}}
 	cards, err := player.DecodeDeck(code)
 	var de *player.DeckCodeError
 	switch {
@@ -179,7 +180,7 @@ func vector(name, code string) liveops.DeckCodeVector {
 		v.Expect = err.Error()
 	}
 	for _, c := range cards {
-		v.Cards = append(v.Cards, liveops.DeckCodeCards{NumID: int(c.NumID), Count: c.Count})
+		v.Cards = append(v.Cards, DeckCodeCards{NumID: int(c.NumID), Count: c.Count})
 	}
 	return v
 }

@@ -26,7 +26,7 @@ func TestVectorsFromTheFixtures(t *testing.T) {
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	f, err := qa.New(set, noAccounts{})
+	f, err := qa.NewFixtures(set, noAccounts{})
 	if err != nil {
 		t.Fatal(err)
 	}

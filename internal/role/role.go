@@ -2,7 +2,9 @@
 // which roles exist and what each may do. The HTTP layer checks a route's
 // permission against the caller's role here, the CLI validates --role here,
 // and the admin console shows the caller's permissions from here, so a
-// change to the table changes all three at once.
+// change to the table changes all three at once. Admins gives an
+// administrator another role, audited, and never takes the admin role from
+// its last holder.
 package role
 
 import (

@@ -15,6 +15,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
+	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/player"
 )
 
@@ -27,21 +28,6 @@ const (
 )
 
 var knownFiles = []string{FileCatalog, FileStarterDecks, FileLiveOps, FileWorld}
-
-// Problem is one thing wrong with the fixtures.
-type Problem struct {
-	File    string `json:"file"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-}
-
-// String renders the problem as file: path: message.
-func (p Problem) String() string {
-	if p.Path == "" {
-		return p.File + ": " + p.Message
-	}
-	return p.File + ": " + p.Path + ": " + p.Message
-}
 
 // Set is a loaded fixture directory.
 type Set struct {
@@ -67,8 +53,8 @@ type starterFile struct {
 // Load reads the fixtures in fsys. Unknown or misspelt fields, duplicate
 // keys, missing files and stray YAML files are problems; so is anything
 // that does not parse. Validate checks the content itself.
-func Load(fsys fs.FS) (*Set, []Problem) {
-	var ps []Problem
+func Load(fsys fs.FS) (*Set, []platform.Problem) {
+	var ps []platform.Problem
 	set := &Set{}
 	var cat catalogFile
 	var starters starterFile
@@ -76,16 +62,16 @@ func Load(fsys fs.FS) (*Set, []Problem) {
 		raw, err := fs.ReadFile(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			if required {
-				ps = append(ps, Problem{File: name, Message: "is missing"})
+				ps = append(ps, platform.Problem{File: name, Message: "is missing"})
 			}
 			return false
 		}
 		if err != nil {
-			ps = append(ps, Problem{File: name, Message: err.Error()})
+			ps = append(ps, platform.Problem{File: name, Message: err.Error()})
 			return false
 		}
 		if err := yaml.UnmarshalStrict(raw, dst); err != nil {
-			ps = append(ps, Problem{File: name, Message: strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")})
+			ps = append(ps, platform.Problem{File: name, Message: strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: ")})
 			return false
 		}
 		return true
@@ -107,12 +93,12 @@ func Load(fsys fs.FS) (*Set, []Problem) {
 		}
 		ext := path.Ext(p)
 		if !d.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") && !slices.Contains(knownFiles, p) {
-			ps = append(ps, Problem{File: p, Message: fmt.Sprintf("is not a fixture file this version reads (%s)", strings.Join(knownFiles, ", "))})
+			ps = append(ps, platform.Problem{File: p, Message: fmt.Sprintf("is not a fixture file this version reads (%s)", strings.Join(knownFiles, ", "))})
 		}
 		return nil
 	})
 	if err != nil {
-		ps = append(ps, Problem{File: ".", Message: err.Error()})
+		ps = append(ps, platform.Problem{File: ".", Message: err.Error()})
 	}
 	return set, ps
 }
@@ -128,21 +114,21 @@ func fileOf(contentPath string) string {
 // Validate returns every problem of the set: content, live-ops and world
 // together, so one run lists everything to fix. queues are the queue
 // preset ids that live-ops events and world lobbies may name.
-func (s *Set) Validate(queues []matchmaking.Queue) []Problem {
-	var ps []Problem
+func (s *Set) Validate(queues []matchmaking.Queue) []platform.Problem {
+	var ps []platform.Problem
 	for _, p := range s.Content.Validate() {
-		ps = append(ps, Problem{File: fileOf(p.Path), Path: p.Path, Message: p.Message})
+		ps = append(ps, platform.Problem{File: fileOf(p.Path), Path: p.Path, Message: p.Message})
 	}
 	var ids []string
 	for _, q := range queues {
 		ids = append(ids, q.ID)
 	}
 	for _, p := range s.LiveOps.Validate(ids) {
-		ps = append(ps, Problem{File: FileLiveOps, Path: p.Path, Message: p.Message})
+		ps = append(ps, platform.Problem{File: FileLiveOps, Path: p.Path, Message: p.Message})
 	}
 	if s.World != nil {
 		for _, p := range s.World.validate(&s.Content, queues) {
-			ps = append(ps, Problem{File: FileWorld, Path: p.Path, Message: p.Message})
+			ps = append(ps, platform.Problem{File: FileWorld, Path: p.Path, Message: p.Message})
 		}
 	}
 	return ps

@@ -83,9 +83,17 @@ type Seeder struct {
 	now      func() time.Time
 }
 
-// New returns a seeder.
-func New(store Store, accounts *account.Service, players *player.Service, queues []matchmaking.Queue, now func() time.Time) *Seeder {
-	return &Seeder{store: store, accounts: accounts, players: players, queues: queues, now: now}
+// Deps are the services a Seeder writes through.
+type Deps struct {
+	Store    Store
+	Accounts *account.Service
+	Players  *player.Service
+}
+
+// New returns a seeder; queues are the matchmaking queue presets the
+// fixtures are validated against.
+func New(d Deps, queues []matchmaking.Queue, now func() time.Time) *Seeder {
+	return &Seeder{store: d.Store, accounts: d.Accounts, players: d.Players, queues: queues, now: now}
 }
 
 // Options tune a run.
@@ -117,7 +125,7 @@ func (r *Report) Changed() bool {
 }
 
 // invalid wraps problems in a FIXTURES_INVALID error.
-func invalid(ps []Problem) error {
+func invalid(ps []platform.Problem) error {
 	msg := fmt.Sprintf("%d problems in the fixtures; nothing was written", len(ps))
 	if len(ps) == 1 {
 		msg = "a problem in the fixtures; nothing was written"
@@ -127,12 +135,12 @@ func invalid(ps []Problem) error {
 }
 
 // Problems returns the problems a FIXTURES_INVALID error carries.
-func Problems(err error) []Problem {
+func Problems(err error) []platform.Problem {
 	pe, ok := platform.As(err)
 	if !ok || pe.Code != CodeFixturesInvalid {
 		return nil
 	}
-	ps, _ := pe.Details["problems"].([]Problem)
+	ps, _ := pe.Details["problems"].([]platform.Problem)
 	return ps
 }
 
@@ -248,7 +256,7 @@ func (s *Seeder) seedCatalog(ctx context.Context, tx Tx, content *player.Content
 	}
 	// Deck codes name cards by numId, so a numId published once must keep
 	// naming the same card forever.
-	var ps []Problem
+	var ps []platform.Problem
 	byID := map[string]uint32{}
 	for num, id := range registry {
 		byID[id] = num
@@ -256,9 +264,9 @@ func (s *Seeder) seedCatalog(ctx context.Context, tx Tx, content *player.Content
 	for i, c := range content.Cards {
 		path := fmt.Sprintf("cards[%d].numId", i)
 		if id, ok := registry[c.NumID]; ok && id != c.ID {
-			ps = append(ps, Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("numId %d was published for card %q; give %q a new numId", c.NumID, id, c.ID)})
+			ps = append(ps, platform.Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("numId %d was published for card %q; give %q a new numId", c.NumID, id, c.ID)})
 		} else if num, ok := byID[c.ID]; ok && num != c.NumID {
-			ps = append(ps, Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("card %q was published with numId %d; a card's numId never changes", c.ID, num)})
+			ps = append(ps, platform.Problem{File: FileCatalog, Path: path, Message: fmt.Sprintf("card %q was published with numId %d; a card's numId never changes", c.ID, num)})
 		}
 	}
 	if len(ps) > 0 {
@@ -360,7 +368,7 @@ func (r *worldRun) id(nickname string) uuid.UUID { return r.ids[account.Nickname
 // players creates the sample players no earlier run created. A nickname
 // that belongs to someone else fails the whole run, listing every clash.
 func (r *worldRun) players(ctx context.Context, players []WorldPlayer, users map[string]*account.User) error {
-	var ps []Problem
+	var ps []platform.Problem
 	for _, p := range players {
 		item := playerItem(p.Nickname)
 		if ref, ok := r.ledger[item]; ok {
@@ -375,7 +383,7 @@ func (r *worldRun) players(ctx context.Context, players []WorldPlayer, users map
 			return err
 		}
 		if clash {
-			ps = append(ps, Problem{File: FileWorld, Path: "players", Message: fmt.Sprintf("nickname %q belongs to another account", p.Nickname)})
+			ps = append(ps, platform.Problem{File: FileWorld, Path: "players", Message: fmt.Sprintf("nickname %q belongs to another account", p.Nickname)})
 		}
 	}
 	if len(ps) > 0 {

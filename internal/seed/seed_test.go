@@ -202,10 +202,10 @@ func TestSeedDryRunWritesNothing(t *testing.T) {
 
 func seederOn(t *testing.T, db *store.DB) *seed.Seeder {
 	t.Helper()
-	accounts := account.NewService(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
-	live := liveops.NewService(db.LiveOps(), time.Now, liveops.Options{})
-	players := player.New(db.Player(), playertest.Queues, live, player.Options{})
-	return seed.New(db.Seed(), accounts, players, playertest.Queues, time.Now)
+	accounts := account.New(db.Accounts(), account.NewHasher(playertest.Cheap, account.Admission{}), time.Now)
+	live := liveops.New(db.LiveOps(), liveops.Options{}, time.Now)
+	players := player.New(player.Deps{Store: db.Player(), LiveOps: live}, playertest.Queues, player.Options{}, time.Now)
+	return seed.New(seed.Deps{Store: db.Seed(), Accounts: accounts, Players: players}, playertest.Queues, time.Now)
 }
 
 func TestSeedRefusesInvalidFixturesAndWritesNothing(t *testing.T) {

@@ -82,7 +82,7 @@ func pairKey(a, b string) string {
 // rules, unknown players, one relationship per pair, deck legality, lobby
 // sizes and ranked decks. The rules themselves belong to account and
 // player; validate only says where in the file each one is broken.
-func (w *World) validate(content *player.Content, queues []matchmaking.Queue) []player.Problem {
+func (w *World) validate(content *player.Content, queues []matchmaking.Queue) []platform.Problem {
 	c := &worldCheck{
 		world:          w,
 		content:        content,

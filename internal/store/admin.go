@@ -7,7 +7,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/towerdefence/platformctl/internal/admin"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/role"
 )
 
@@ -17,7 +16,15 @@ type AdminStore struct{ db *DB }
 // Admin returns the administrator plane's store.
 func (db *DB) Admin() *AdminStore { return &AdminStore{db: db} }
 
-var _ admin.Store = (*AdminStore)(nil)
+var (
+	_ admin.Store = (*AdminStore)(nil)
+	_ role.Store  = (*AdminStore)(nil)
+)
+
+// InTx implements role.Store.
+func (s *AdminStore) InTx(ctx context.Context, fn func(ctx context.Context, tx role.Tx) error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
+}
 
 // prefixEnd is appended to a prefix to make the exclusive end of the
 // range of keys that start with it: no valid UTF-8 text sorts byte-wise
@@ -94,7 +101,7 @@ func (s *AdminStore) UserCounts(ctx context.Context, userID uuid.UUID) (admin.Co
 }
 
 // ListAdmins implements admin.Store.
-func (s *AdminStore) ListAdmins(ctx context.Context, limit int) ([]liveops.AdminAccount, error) {
+func (s *AdminStore) ListAdmins(ctx context.Context, limit int) ([]role.AdminAccount, error) {
 	var rows []adminRow
 	err := s.db.bun.NewSelect().Table("users").Column("id", "email", "name", "role").
 		Where("realm = 'admin'").OrderExpr("email").Limit(int64(limit)).Scan(ctx, &rows)
@@ -104,10 +111,10 @@ func (s *AdminStore) ListAdmins(ctx context.Context, limit int) ([]liveops.Admin
 	return adminAccounts(rows), nil
 }
 
-func adminAccounts(rows []adminRow) []liveops.AdminAccount {
-	out := make([]liveops.AdminAccount, len(rows))
+func adminAccounts(rows []adminRow) []role.AdminAccount {
+	out := make([]role.AdminAccount, len(rows))
 	for i, a := range rows {
-		out[i] = liveops.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
+		out[i] = role.AdminAccount{ID: a.ID, Email: a.Email, Name: a.Name, Role: role.Role(a.Role.String)}
 	}
 	return out
 }

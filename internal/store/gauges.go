@@ -6,10 +6,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/towerdefence/platformctl/internal/liveops"
+	"github.com/towerdefence/platformctl/internal/admin"
 )
 
-// CountFailedMailAttempts implements liveops.GaugeStore over the partial
+// CountFailedMailAttempts implements admin.GaugeStore over the partial
 // index of failed attempts; the outcomes are spelled out (mail.OutcomeRetry,
 // mail.OutcomeFailed) so that the planner matches the index predicate.
 func (s *LiveOpsStore) CountFailedMailAttempts(ctx context.Context) (int64, error) {
@@ -18,19 +18,19 @@ func (s *LiveOpsStore) CountFailedMailAttempts(ctx context.Context) (int64, erro
 	return n, mapError(err)
 }
 
-// SaveSnapshot implements liveops.GaugeStore.
+// SaveSnapshot implements admin.GaugeStore.
 func (s *LiveOpsStore) SaveSnapshot(ctx context.Context, body []byte, at time.Time) error {
 	_, err := s.db.bun.NewRaw(`INSERT INTO stat_snapshots (id, body, refreshed_at) VALUES (1, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET body = excluded.body, refreshed_at = excluded.refreshed_at`, string(body), at.UTC()).Exec(ctx)
 	return mapError(err)
 }
 
-// LoadSnapshot implements liveops.GaugeStore.
+// LoadSnapshot implements admin.GaugeStore.
 func (s *LiveOpsStore) LoadSnapshot(ctx context.Context) ([]byte, error) {
 	var body string
 	err := s.db.bun.NewRaw(`SELECT body FROM stat_snapshots WHERE id = 1`).Scan(ctx, &body)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, liveops.ErrNoSnapshot
+		return nil, admin.ErrNoSnapshot
 	}
 	if err != nil {
 		return nil, mapError(err)

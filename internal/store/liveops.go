@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -49,7 +50,7 @@ func (s *LiveOpsStore) LiveOpsHistory(ctx context.Context, limit int) ([]liveops
 	return out, nil
 }
 
-// InTx implements liveops.Store and liveops.RoleStore with DB.InTx, so fn may run more than once.
+// InTx implements liveops.Store with DB.InTx, so fn may run more than once.
 func (s *LiveOpsStore) InTx(ctx context.Context, fn func(ctx context.Context, tx liveops.Tx) error) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx Tx) error { return fn(ctx, tx) })
 }
@@ -103,11 +104,11 @@ func (s *LiveOpsStore) CatalogVersion(ctx context.Context) (int, error) {
 	return h.Version, nil
 }
 
-// CountOutbox implements liveops.OutboxCounter: every status of the
+// CountOutbox implements admin.OutboxCounter: every status of the
 // outbox with its count (0 included), and the age of the oldest message
 // still pending.
-func (s *LiveOpsStore) CountOutbox(ctx context.Context, now time.Time) (liveops.OutboxCounts, error) {
-	out := liveops.OutboxCounts{ByStatus: make(map[string]int64, len(mail.Statuses))}
+func (s *LiveOpsStore) CountOutbox(ctx context.Context, now time.Time) (admin.OutboxCounts, error) {
+	out := admin.OutboxCounts{ByStatus: make(map[string]int64, len(mail.Statuses))}
 	for _, st := range mail.Statuses {
 		out.ByStatus[string(st)] = 0
 	}
@@ -135,7 +136,7 @@ func (s *LiveOpsStore) CountOutbox(ctx context.Context, now time.Time) (liveops.
 	return out, nil
 }
 
-// CountPendingChanges implements liveops.PendingChangeCounter: profile
+// CountPendingChanges implements admin.PendingChangeCounter: profile
 // changes still waiting for a confirmation that can arrive, that is with
 // a token that is neither used, superseded nor expired at now. A change
 // whose last token expired stays 'pending' in its table but waits for
@@ -148,15 +149,15 @@ func (s *LiveOpsStore) CountPendingChanges(ctx context.Context, now time.Time) (
 	return int64(n), mapError(err)
 }
 
-// CountOpenLobbies implements liveops.LobbyCounter.
+// CountOpenLobbies implements admin.LobbyCounter.
 func (s *LiveOpsStore) CountOpenLobbies(ctx context.Context, _ time.Time) (int64, error) {
 	n, err := s.db.bun.NewSelect().Table("lobbies").Where("status = 'open'").Count(ctx)
 	return int64(n), mapError(err)
 }
 
-// CountAccounts implements liveops.ConsoleStore.
-func (s *LiveOpsStore) CountAccounts(ctx context.Context, now time.Time) (liveops.AccountCounts, error) {
-	var out liveops.AccountCounts
+// CountAccounts implements admin.ConsoleStore.
+func (s *LiveOpsStore) CountAccounts(ctx context.Context, now time.Time) (admin.AccountCounts, error) {
+	var out admin.AccountCounts
 	type realmCount struct {
 		Realm string `bun:"realm"`
 		N     int64  `bun:"n"`
@@ -196,10 +197,10 @@ type adminRow struct {
 	Role  sql.NullString `bun:"role"`
 }
 
-// LockAdmins implements liveops.Tx: every administrator in id order, under
+// LockAdmins implements role.Tx: every administrator in id order, under
 // FOR UPDATE on PostgreSQL (SQLite serialises write transactions), so the
 // locks are always taken in the same order.
-func (t Tx) LockAdmins(ctx context.Context) ([]liveops.AdminAccount, error) {
+func (t Tx) LockAdmins(ctx context.Context) ([]role.AdminAccount, error) {
 	var rows []adminRow
 	q := t.idb.NewSelect().Table("users").Column("id", "email", "name", "role").Where("realm = 'admin'").OrderExpr("id")
 	if err := t.forUpdate(q).Scan(ctx, &rows); err != nil {
@@ -208,7 +209,7 @@ func (t Tx) LockAdmins(ctx context.Context) ([]liveops.AdminAccount, error) {
 	return adminAccounts(rows), nil
 }
 
-// SetAdminRole implements liveops.Tx.
+// SetAdminRole implements role.Tx.
 func (t Tx) SetAdminRole(ctx context.Context, id uuid.UUID, to role.Role, at time.Time) error {
 	_, err := t.idb.NewUpdate().Table("users").Set("role = ?", string(to)).Set("updated_at = ?", at.UTC()).
 		Where("id = ?", id).Exec(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/mail"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/profile"
+	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
@@ -31,6 +32,7 @@ var (
 	_ mail.Tx    = Tx{}
 	_ player.Tx  = Tx{}
 	_ profile.Tx = Tx{}
+	_ role.Tx    = Tx{}
 	_ seed.Tx    = Tx{}
 )
 

@@ -50,10 +50,18 @@ type Service struct {
 	extra   map[string]any
 }
 
-// New returns the system service. extra adds service-specific facts to
-// the metadata (for example the social state machine).
-func New(build platform.Build, env, dialect string, db Pinger, now func() time.Time) *Service {
-	return &Service{build: build, env: env, dialect: dialect, db: db, now: now, extra: map[string]any{}}
+// Options describe the running service.
+type Options struct {
+	Build platform.Build
+	// Env is the environment (development or production).
+	Env string
+	// Dialect names the database (sqlite or postgres).
+	Dialect string
+}
+
+// New returns the system service over the database db.
+func New(db Pinger, opts Options, now func() time.Time) *Service {
+	return &Service{build: opts.Build, env: opts.Env, dialect: opts.Dialect, db: db, now: now, extra: map[string]any{}}
 }
 
 // AddMeta publishes an extra field in /api/meta. Call it while wiring, before serving.

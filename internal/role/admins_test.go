@@ -1,4 +1,4 @@
-package liveops_test
+package role_test
 
 import (
 	"sync"
@@ -8,12 +8,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/audit"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
 	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
 )
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func now() time.Time { return t0 }
 
 // insertAdmin adds an administrator row the way the account service
 // stores one.
@@ -37,13 +40,12 @@ func roleOf(t *testing.T, db *store.DB, id uuid.UUID) role.Role {
 func TestSetRole(t *testing.T) {
 	ctx := t.Context()
 	db := storetest.Open(t)
-	c := newClock(t0)
-	admins := liveops.NewAdmins(db.LiveOps(), c.now)
-	log := audit.New(db.Audit(), c.now)
+	admins := role.NewAdmins(db.Admin(), now)
+	log := audit.New(db.Audit(), now)
 	root := insertAdmin(t, db, "root@example.com", role.Admin)
 	ann := insertAdmin(t, db, "ann@example.com", role.Viewer)
 
-	ch, err := admins.SetRole(ctx, "os:alice", liveops.AdminRef{Email: " Ann@Example.com "}, "LiveOps", "runs the winter event")
+	ch, err := admins.SetRole(ctx, "os:alice", role.AdminRef{Email: " Ann@Example.com "}, "LiveOps", "runs the winter event")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +56,13 @@ func TestSetRole(t *testing.T) {
 		t.Fatalf("stored role %s", got)
 	}
 	entries, _ := log.List(ctx, audit.Filter{Actor: "os:alice"})
-	if len(entries) != 1 || entries[0].Action != liveops.ActionSetRole || entries[0].Target != "admin:"+ann.String() ||
+	if len(entries) != 1 || entries[0].Action != role.ActionSetRole || entries[0].Target != "admin:"+ann.String() ||
 		entries[0].Reason != "runs the winter event" || entries[0].Details["from"] != "viewer" || entries[0].Details["to"] != "liveops" ||
 		entries[0].Details["email"] != "ann@example.com" {
 		t.Fatalf("audit %+v", entries)
 	}
 
-	same, err := admins.SetRole(ctx, "os:alice", liveops.AdminRef{ID: ann}, "liveops", "")
+	same, err := admins.SetRole(ctx, "os:alice", role.AdminRef{ID: ann}, "liveops", "")
 	if err != nil || same.Changed {
 		t.Fatalf("same role: %+v %v", same, err)
 	}
@@ -70,16 +72,16 @@ func TestSetRole(t *testing.T) {
 
 	cases := []struct {
 		name string
-		ref  liveops.AdminRef
+		ref  role.AdminRef
 		role string
 		code string
 	}{
-		{"unknown role", liveops.AdminRef{ID: ann}, "superuser", role.CodeUnknownRole},
-		{"unknown admin", liveops.AdminRef{Email: "nobody@example.com"}, "viewer", liveops.CodeAdminNotFound},
-		{"unknown id", liveops.AdminRef{ID: uuid.New()}, "viewer", liveops.CodeAdminNotFound},
-		{"both id and email", liveops.AdminRef{ID: ann, Email: "ann@example.com"}, "viewer", platform.CodeValidation},
-		{"neither", liveops.AdminRef{}, "viewer", platform.CodeValidation},
-		{"last admin", liveops.AdminRef{ID: root}, "support", liveops.CodeLastAdmin},
+		{"unknown role", role.AdminRef{ID: ann}, "superuser", role.CodeUnknownRole},
+		{"unknown admin", role.AdminRef{Email: "nobody@example.com"}, "viewer", role.CodeAdminNotFound},
+		{"unknown id", role.AdminRef{ID: uuid.New()}, "viewer", role.CodeAdminNotFound},
+		{"both id and email", role.AdminRef{ID: ann, Email: "ann@example.com"}, "viewer", platform.CodeValidation},
+		{"neither", role.AdminRef{}, "viewer", platform.CodeValidation},
+		{"last admin", role.AdminRef{ID: root}, "support", role.CodeLastAdmin},
 	}
 	for _, tc := range cases {
 		_, err := admins.SetRole(ctx, "os:alice", tc.ref, tc.role, "")
@@ -94,7 +96,7 @@ func TestSetRole(t *testing.T) {
 	// A player with the same email is not an administrator.
 	storetest.Exec(t, db, "INSERT INTO users (id, realm, email, name, password_hash, created_at, updated_at) VALUES (?, 'player', 'pat@example.com', 'Pat', 'x', ?, ?)",
 		uuid.New(), t0, t0)
-	if _, err := admins.SetRole(ctx, "os:alice", liveops.AdminRef{Email: "pat@example.com"}, "admin", ""); platform.ErrorCode(err) != liveops.CodeAdminNotFound {
+	if _, err := admins.SetRole(ctx, "os:alice", role.AdminRef{Email: "pat@example.com"}, "admin", ""); platform.ErrorCode(err) != role.CodeAdminNotFound {
 		t.Fatalf("player promoted: %v", err)
 	}
 }
@@ -104,8 +106,7 @@ func TestSetRole(t *testing.T) {
 func TestConcurrentDemotionsKeepAnAdmin(t *testing.T) {
 	ctx := t.Context()
 	db := storetest.Open(t)
-	c := newClock(t0)
-	admins := liveops.NewAdmins(db.LiveOps(), c.now)
+	admins := role.NewAdmins(db.Admin(), now)
 	a := insertAdmin(t, db, "a@example.com", role.Admin)
 	b := insertAdmin(t, db, "b@example.com", role.Admin)
 	for round := range 5 {
@@ -115,7 +116,7 @@ func TestConcurrentDemotionsKeepAnAdmin(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = admins.SetRole(ctx, "os:test", liveops.AdminRef{ID: id}, "viewer", "")
+				_, errs[i] = admins.SetRole(ctx, "os:test", role.AdminRef{ID: id}, "viewer", "")
 			}()
 		}
 		wg.Wait()
@@ -124,7 +125,7 @@ func TestConcurrentDemotionsKeepAnAdmin(t *testing.T) {
 			switch platform.ErrorCode(err) {
 			case "":
 				won++
-			case liveops.CodeLastAdmin:
+			case role.CodeLastAdmin:
 			default:
 				t.Fatalf("round %d: %v", round, err)
 			}
@@ -133,7 +134,7 @@ func TestConcurrentDemotionsKeepAnAdmin(t *testing.T) {
 			t.Fatalf("round %d: %d demotions won; roles %s and %s", round, won, roleOf(t, db, a), roleOf(t, db, b))
 		}
 		for _, id := range []uuid.UUID{a, b} {
-			if _, err := admins.SetRole(ctx, "os:test", liveops.AdminRef{ID: id}, "admin", ""); err != nil {
+			if _, err := admins.SetRole(ctx, "os:test", role.AdminRef{ID: id}, "admin", ""); err != nil {
 				t.Fatal(err)
 			}
 		}

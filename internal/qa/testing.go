@@ -1,4 +1,4 @@
-package liveops
+package qa
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/towerdefence/platformctl/internal/gamemap"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
 )
 
@@ -102,10 +103,10 @@ type FixtureSource interface {
 // KnownSeed is a map seed picked for a property QA wants to test, found by
 // generating every seed in 1..KnownSeedScan with internal/gamemap.
 type KnownSeed struct {
-	Property    string     `json:"property"`
-	Description string     `json:"description"`
-	Value       int        `json:"value"`
-	Map         MapSummary `json:"map"`
+	Property    string             `json:"property"`
+	Description string             `json:"description"`
+	Value       int                `json:"value"`
+	Map         liveops.MapSummary `json:"map"`
 }
 
 // KnownSeedScan is how many seeds (1..KnownSeedScan) are searched per size.
@@ -116,32 +117,32 @@ const KnownSeedScan = 64
 type seedProperty struct {
 	id, description string
 	largest         bool
-	measure         func(MapSummary) int
+	measure         func(liveops.MapSummary) int
 }
 
 var seedProperties = []seedProperty{
 	{"most-overlap", "lanes share the most cells: exercises overlap resolution", true,
-		func(m MapSummary) int { return m.OverlapCellCount }},
+		func(m liveops.MapSummary) int { return m.OverlapCellCount }},
 	{"least-overlap", "lanes share the fewest cells", false,
-		func(m MapSummary) int { return m.OverlapCellCount }},
+		func(m liveops.MapSummary) int { return m.OverlapCellCount }},
 	{"longest-route", "the longest small-unit route of any lane", true,
-		func(m MapSummary) int { return m.LongestRoute }},
+		func(m liveops.MapSummary) int { return m.LongestRoute }},
 	{"shortest-route", "the shortest small-unit route of any lane", false,
-		func(m MapSummary) int { return m.ShortestRoute }},
+		func(m liveops.MapSummary) int { return m.ShortestRoute }},
 	{"most-build-cells", "the most cells to build on", true,
-		func(m MapSummary) int { return m.BuildCellCount }},
+		func(m liveops.MapSummary) int { return m.BuildCellCount }},
 	{"fewest-build-cells", "the fewest cells to build on", false,
-		func(m MapSummary) int { return m.BuildCellCount }},
+		func(m liveops.MapSummary) int { return m.BuildCellCount }},
 	{"most-unbalanced", "the largest difference between the longest and the shortest lane", true,
-		func(m MapSummary) int { return m.LongestRoute - m.ShortestRoute }},
+		func(m liveops.MapSummary) int { return m.LongestRoute - m.ShortestRoute }},
 }
 
 // FindKnownSeeds generates seeds 1..scan of size and returns, for each
 // property, the seed that has the most (or least) of it.
 func FindKnownSeeds(size gamemap.Size, scan int) []KnownSeed {
-	maps := make([]MapSummary, 0, scan)
+	maps := make([]liveops.MapSummary, 0, scan)
 	for seed := int64(1); seed <= int64(scan); seed++ {
-		maps = append(maps, SummarizeSeed(size, seed))
+		maps = append(maps, liveops.SummarizeSeed(size, seed))
 	}
 	out := make([]KnownSeed, 0, len(seedProperties))
 	for _, p := range seedProperties {
@@ -176,8 +177,8 @@ type Testing struct {
 	seeds    func() map[string][]KnownSeed
 }
 
-// NewTesting returns the testing metadata service. fixtures may be nil.
-func NewTesting(env string, sw ToolSwitches, fixtures FixtureSource) *Testing {
+// New returns the testing metadata service. fixtures may be nil.
+func New(env string, sw ToolSwitches, fixtures FixtureSource) *Testing {
 	return &Testing{
 		enabled:  sw.TestingTools,
 		env:      env,
@@ -219,7 +220,10 @@ func (t *Testing) Metadata(ctx context.Context) (*TestingMetadata, error) {
 		if err != nil {
 			return nil, fmt.Errorf("deck-code vectors: %w", err)
 		}
-		md.FixturePlayers, md.DeckCodeVectors = orEmpty(players), orEmpty(vectors)
+		md.FixturePlayers, md.DeckCodeVectors = platform.OrEmpty(players), platform.OrEmpty(vectors)
 	}
 	return md, nil
 }
+
+// orEmpty returns s, or an empty slice for nil, so that lists answer []
+// rather than null.

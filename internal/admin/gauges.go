@@ -1,4 +1,4 @@
-package liveops
+package admin
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package liveops
+package role
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/platform"
-	"github.com/towerdefence/platformctl/internal/role"
 )
 
 // ActionSetRole is the audit action of a role change.
@@ -44,19 +43,19 @@ type AdminAccount struct {
 	ID    uuid.UUID `json:"id"`
 	Email string    `json:"email"`
 	Name  string    `json:"name"`
-	Role  role.Role `json:"role"`
+	Role  Role      `json:"role"`
 }
 
-// RoleChange is the result of SetRole.
-type RoleChange struct {
+// Change is the result of SetRole.
+type Change struct {
 	Admin   AdminAccount `json:"admin"`
-	From    role.Role    `json:"from"`
-	To      role.Role    `json:"to"`
+	From    Role         `json:"from"`
+	To      Role         `json:"to"`
 	Changed bool         `json:"changed"`
 }
 
-// RoleStore changes administrators' roles.
-type RoleStore interface {
+// Store changes administrators' roles.
+type Store interface {
 	// InTx runs fn in one transaction, committing when fn returns nil. fn
 	// may run more than once: after a serialization failure, a deadlock or
 	// a connection lost before COMMIT the transaction starts again (up to
@@ -66,9 +65,18 @@ type RoleStore interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 }
 
+// Tx is the transaction a role change runs in.
+type Tx interface {
+	// LockAdmins reads every administrator account and holds them until
+	// the transaction ends, always in the same order.
+	LockAdmins(ctx context.Context) ([]AdminAccount, error)
+	SetAdminRole(ctx context.Context, id uuid.UUID, to Role, at time.Time) error
+	InsertAudit(ctx context.Context, e *audit.Entry) error
+}
+
 // Admins changes administrators' roles.
 type Admins struct {
-	store RoleStore
+	store Store
 	now   func() time.Time
 	// Sessions hears, after the commit, that an administrator's role
 	// changed, so that no process keeps serving their sessions with the
@@ -83,7 +91,7 @@ type SessionWatcher interface {
 }
 
 // NewAdmins returns the role-change service.
-func NewAdmins(store RoleStore, now func() time.Time) *Admins {
+func NewAdmins(store Store, now func() time.Time) *Admins {
 	return &Admins{store: store, now: now}
 }
 
@@ -95,7 +103,7 @@ var ErrAdminNotFound = platform.Errorf(platform.KindNotFound, CodeAdminNotFound,
 // second holder of the admin role, and when the last-admin guard allows
 // and the role differs, sets it and records e in tx. It returns the
 // account as it was before.
-func setRole(ctx context.Context, tx Tx, ref AdminRef, to role.Role, e *audit.Entry) (*AdminAccount, error) {
+func setRole(ctx context.Context, tx Tx, ref AdminRef, to Role, e *audit.Entry) (*AdminAccount, error) {
 	admins, err := tx.LockAdmins(ctx)
 	if err != nil {
 		return nil, err
@@ -103,7 +111,7 @@ func setRole(ctx context.Context, tx Tx, ref AdminRef, to role.Role, e *audit.En
 	var prev *AdminAccount
 	holders := 0
 	for i, a := range admins {
-		if a.Role == role.Admin {
+		if a.Role == Admin {
 			holders++
 		}
 		if (ref.ID != uuid.Nil && a.ID == ref.ID) || (ref.ID == uuid.Nil && a.Email == ref.Email) {
@@ -129,8 +137,8 @@ func setRole(ctx context.Context, tx Tx, ref AdminRef, to role.Role, e *audit.En
 
 // guardLastAdmin refuses to take the admin role from the last holder, so
 // that someone can always manage administrators from the console.
-func guardLastAdmin(target AdminAccount, to role.Role, admins int) error {
-	if target.Role == role.Admin && to != role.Admin && admins <= 1 {
+func guardLastAdmin(target AdminAccount, to Role, admins int) error {
+	if target.Role == Admin && to != Admin && admins <= 1 {
 		return platform.Errorf(platform.KindConflict, CodeLastAdmin,
 			"%s is the last administrator with the admin role; give another administrator the admin role first", target.Email)
 	}
@@ -142,17 +150,17 @@ func guardLastAdmin(target AdminAccount, to role.Role, admins int) error {
 // role an administrator already has changes and records nothing. The new
 // role applies to the administrator's next request: every process's
 // session cache forgets their sessions (Sessions).
-func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleName, reason string) (*RoleChange, error) {
+func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleName, reason string) (*Change, error) {
 	ref.Email = strings.ToLower(strings.TrimSpace(ref.Email))
 	if (ref.ID == uuid.Nil) == (ref.Email == "") {
 		return nil, platform.Invalid("admin", "name the administrator by id or by email, not both")
 	}
-	to, err := role.Parse(roleName)
+	to, err := Parse(roleName)
 	if err != nil {
 		return nil, err
 	}
 	reason = strings.TrimSpace(reason)
-	if err := checkActorReason(actor, reason); err != nil {
+	if err := audit.CheckActorReason(actor, reason); err != nil {
 		return nil, err
 	}
 	entry := &audit.Entry{At: a.now().UTC(), Actor: actor, Action: ActionSetRole, Reason: reason}
@@ -170,5 +178,5 @@ func (a *Admins) SetRole(ctx context.Context, actor string, ref AdminRef, roleNa
 	}
 	after := *prev
 	after.Role = to
-	return &RoleChange{Admin: after, From: prev.Role, To: to, Changed: prev.Role != to}, nil
+	return &Change{Admin: after, From: prev.Role, To: to, Changed: prev.Role != to}, nil
 }

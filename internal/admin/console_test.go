@@ -1,4 +1,4 @@
-package liveops_test
+package admin_test
 
 import (
 	"testing"
@@ -7,13 +7,55 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/admin"
+	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/auth"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/mail"
+	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
+	"github.com/towerdefence/platformctl/internal/store"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"sync/atomic"
 )
+
+// clock is a settable clock shared by the services under test.
+type clock struct{ ns atomic.Int64 }
+
+func (c *clock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	db    *store.DB
+	clock *clock
+	svc   *liveops.Service
+	audit *audit.Log
+}
+
+// published returns a database with a live-ops configuration published
+// at t0: short seed 11, long seed 22, and an event that plays long seed
+// 777 until t0+144h.
+func published(t testing.TB, env string) *fixture {
+	t.Helper()
+	db := storetest.Open(t)
+	f := &fixture{db: db, clock: &clock{}}
+	f.clock.set(t0)
+	f.audit = audit.New(db.Audit(), f.clock.now)
+	f.svc = liveops.New(db.LiveOps(), liveops.Options{Environment: env, Catalog: db.LiveOps()}, f.clock.now)
+	cfg := liveops.Config{
+		MapSeeds: liveops.MapSeeds{Short: 11, Long: 22},
+		Events: []liveops.Event{{ID: "launch-week", Name: "Launch week", StartAt: t0.Add(-24 * time.Hour), EndAt: t0.Add(6 * 24 * time.Hour),
+			MapSeeds: &liveops.MapSeeds{Long: 777}}},
+	}
+	if h, err := f.svc.Publish(t.Context(), "os:designer", cfg, nil, "first"); err != nil || h.Version != 1 {
+		t.Fatalf("publish: %+v %v", h, err)
+	}
+	return f
+}
 
 // TestConsoleCounts builds accounts, sessions (one of them expired) and
 // outbox messages at known times and checks every count of the console
@@ -21,8 +63,8 @@ import (
 func TestConsoleCounts(t *testing.T) {
 	ctx := t.Context()
 	f := published(t, "development")
-	accounts := account.NewService(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
-	sessions := auth.NewService(f.db.Sessions(), accounts, nil, auth.Options{
+	accounts := account.New(f.db.Accounts(), account.NewHasher(account.Argon2Params{MemoryKiB: 1024, Iterations: 1, Parallelism: 1}, account.Admission{}), f.clock.now)
+	sessions := auth.New(auth.Deps{Store: f.db.Sessions(), Accounts: accounts}, auth.Options{
 		Limiter: f.db.RateLimits(),
 		Secret:  "0123456789abcdef0123456789abcdef", SessionTTL: 168 * time.Hour, RefreshAfter: 24 * time.Hour,
 		PlayerCookiePrefix: "better-auth", AdminCookiePrefix: "platform-admin",
@@ -35,11 +77,11 @@ func TestConsoleCounts(t *testing.T) {
 	signUp("early") // its session expires at t0+168h
 	f.clock.add(100 * time.Hour)
 	signUp("late")
-	admin, err := accounts.Create(ctx, account.RealmAdmin, account.NewUser{Email: "ops@example.com", Name: "Ops", Password: "correct horse", Role: "support"})
+	ops, err := accounts.Create(ctx, account.RealmAdmin, account.NewUser{Email: "ops@example.com", Name: "Ops", Password: "correct horse", Role: "support"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sessions.OpenSession(ctx, admin, true, auth.Client{}); err != nil {
+	if _, err := sessions.OpenSession(ctx, ops, true, auth.Client{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, created := range []time.Duration{150 * time.Hour, 160 * time.Hour} {
@@ -69,12 +111,12 @@ func TestConsoleCounts(t *testing.T) {
 	f.clock.set(t0.Add(169 * time.Hour))
 
 	lo := f.db.LiveOps()
-	console := liveops.NewConsole(liveops.ConsoleDeps{
-		Store: lo, Counters: liveops.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
-		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(),
-		StartedAt: t0, Now: f.clock.now,
-	})
-	b, err := console.Bootstrap(ctx, liveops.Caller{ID: admin.ID, Email: admin.Email, Name: admin.Name, Role: role.Support})
+	console := admin.NewConsole(admin.ConsoleDeps{
+		Store: lo, Counters: admin.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
+	}, admin.ConsoleOptions{
+		Build: platform.Build{Version: "v1"}, Environment: "development", Database: f.db.Dialect(), StartedAt: t0,
+	}, f.clock.now)
+	b, err := console.Bootstrap(ctx, admin.Caller{ID: ops.ID, Email: ops.Email, Name: ops.Name, Role: role.Support})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +136,22 @@ func TestConsoleCounts(t *testing.T) {
 	}
 	if b.RecentAudit == nil || len(b.Maps) != 2 || b.Maps[1].Seed != 22 {
 		t.Fatalf("support sees audit %v; maps %+v (the long override ended at t0+144h)", b.RecentAudit != nil, b.Maps)
+	}
+}
+
+// BenchmarkConsoleBootstrap is GET /api/admin/bootstrap without HTTP.
+func BenchmarkConsoleBootstrap(b *testing.B) {
+	f := published(b, "development")
+	ctx := b.Context()
+	lo := f.db.LiveOps()
+	console := admin.NewConsole(admin.ConsoleDeps{Store: lo,
+		Counters: admin.Counters{PendingProfileChanges: lo, MailOutbox: lo, OpenLobbies: lo}, LiveOps: f.svc, Audit: f.audit,
+	}, admin.ConsoleOptions{Environment: "development", Database: f.db.Dialect(), StartedAt: t0,
+		Queues: []matchmaking.Queue{{ID: "casual-short", MapSize: "short"}, {ID: "casual-long", MapSize: "long"}}}, f.clock.now)
+	caller := admin.Caller{Email: "ops@example.com", Role: role.Admin}
+	for b.Loop() {
+		if _, err := console.Bootstrap(ctx, caller); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

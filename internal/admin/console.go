@@ -1,4 +1,4 @@
-package liveops
+package admin
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/towerdefence/platformctl/internal/audit"
 	"github.com/towerdefence/platformctl/internal/gamemap"
+	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/matchmaking"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/role"
@@ -81,25 +82,30 @@ type QueuePreset struct {
 
 // ConsoleDeps are what the admin console reads from.
 type ConsoleDeps struct {
-	Store        ConsoleStore
+	Store    ConsoleStore
+	Counters Counters
+	LiveOps  *liveops.Service
+	Audit    *audit.Log
+}
+
+// ConsoleOptions describe the running process the console shows.
+type ConsoleOptions struct {
 	Queues       []matchmaking.Queue
-	Counters     Counters
-	LiveOps      *Service
-	Audit        *audit.Log
 	Build        platform.Build
 	Environment  string
 	Database     string
 	TestingTools bool
 	StartedAt    time.Time
-	Now          func() time.Time
 }
 
 // Console builds the admin console's bootstrap.
 type Console struct {
-	d ConsoleDeps
+	d    ConsoleDeps
+	opts ConsoleOptions
+	now  func() time.Time
 
 	mu   sync.Mutex
-	maps map[mapKey]MapSummary // summaries by size and seed; seeds rarely change
+	maps map[mapKey]liveops.MapSummary // summaries by size and seed; seeds rarely change
 }
 
 type mapKey struct {
@@ -108,8 +114,8 @@ type mapKey struct {
 }
 
 // NewConsole returns the admin console service.
-func NewConsole(d ConsoleDeps) *Console {
-	return &Console{d: d, maps: map[mapKey]MapSummary{}}
+func NewConsole(d ConsoleDeps, opts ConsoleOptions, now func() time.Time) *Console {
+	return &Console{d: d, opts: opts, now: now, maps: map[mapKey]liveops.MapSummary{}}
 }
 
 // CallerView is the signed-in administrator and what it may do.
@@ -138,9 +144,9 @@ type Runtime struct {
 	TestingTools  bool      `json:"testingTools"`
 }
 
-// Counts are the numbers an operator watches. The optional ones are
+// ConsoleCounts are the numbers an operator watches. The optional ones are
 // absent when this build has no such area.
-type Counts struct {
+type ConsoleCounts struct {
 	AccountCounts
 	PendingProfileChanges *int64        `json:"pendingProfileChanges,omitempty"`
 	MailOutbox            *OutboxCounts `json:"mailOutbox,omitempty"`
@@ -158,25 +164,25 @@ type LiveOpsHead struct {
 // QueueView is a queue preset with the map it plays now.
 type QueueView struct {
 	QueuePreset
-	// Seed is the seed of the queue's map size in force now (see MapSeedView).
+	// Seed is the seed of the queue's map size in force now (see liveops.MapSeedView).
 	Seed         int64  `json:"seed"`
 	OverriddenBy string `json:"overriddenBy,omitempty"`
 }
 
-// AdminBootstrap is what GET /api/admin/bootstrap answers.
-type AdminBootstrap struct {
+// Bootstrap is what GET /api/admin/bootstrap answers.
+type Bootstrap struct {
 	Caller  CallerView     `json:"caller"`
 	Roles   []RoleView     `json:"roles"`
 	Build   platform.Build `json:"build"`
 	Runtime Runtime        `json:"runtime"`
-	Counts  Counts         `json:"counts"`
+	Counts  ConsoleCounts  `json:"counts"`
 	// LiveOps is absent until a configuration is published.
 	LiveOps *LiveOpsHead `json:"liveOps,omitempty"`
 	// Queues are the queue presets with their seeds; Maps summarize the
 	// maps they play now, one per size. Both are empty until live-ops is
 	// published.
-	Queues []QueueView  `json:"queues"`
-	Maps   []MapSummary `json:"maps"`
+	Queues []QueueView          `json:"queues"`
+	Maps   []liveops.MapSummary `json:"maps"`
 	// RecentAudit is the latest audit entries, newest first; absent when
 	// the caller's role may not read the audit trail.
 	RecentAudit []audit.Entry `json:"recentAudit,omitempty"`
@@ -186,16 +192,16 @@ type AdminBootstrap struct {
 const RecentAuditLimit = 20
 
 // Bootstrap returns the admin console's bootstrap for caller.
-func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap, error) {
-	now := c.d.Now().UTC()
-	b := &AdminBootstrap{
+func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*Bootstrap, error) {
+	now := c.now().UTC()
+	b := &Bootstrap{
 		Caller: CallerView{ID: caller.ID, Email: caller.Email, Name: caller.Name, Role: caller.Role,
-			Permissions: orEmpty(role.Permissions(caller.Role))},
-		Build: c.d.Build,
+			Permissions: platform.OrEmpty(role.Permissions(caller.Role))},
+		Build: c.opts.Build,
 		Runtime: Runtime{
-			Environment: c.d.Environment, Database: c.d.Database, GoVersion: runtime.Version(),
-			StartedAt: c.d.StartedAt.UTC().Truncate(time.Second), UptimeSeconds: int64(now.Sub(c.d.StartedAt).Seconds()),
-			ServerTime: now.Truncate(time.Second), TestingTools: c.d.TestingTools,
+			Environment: c.opts.Environment, Database: c.opts.Database, GoVersion: runtime.Version(),
+			StartedAt: c.opts.StartedAt.UTC().Truncate(time.Second), UptimeSeconds: int64(now.Sub(c.opts.StartedAt).Seconds()),
+			ServerTime: now.Truncate(time.Second), TestingTools: c.opts.TestingTools,
 		},
 	}
 	for _, r := range role.All() {
@@ -205,20 +211,20 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap
 	if b.Counts, err = c.counts(ctx, now); err != nil {
 		return nil, err
 	}
-	b.Queues, b.Maps = []QueueView{}, []MapSummary{}
+	b.Queues, b.Maps = []QueueView{}, []liveops.MapSummary{}
 	snap, err := c.d.LiveOps.Snapshot(ctx)
 	switch {
-	case platform.ErrorCode(err) == CodeNotPublished:
+	case platform.ErrorCode(err) == liveops.CodeNotPublished:
 	case err != nil:
 		return nil, err
 	default:
 		b.LiveOps = &LiveOpsHead{Version: snap.Version, ETag: snap.ConfigETag, PublishedAt: snap.PublishedAt, PublishedBy: snap.PublishedBy}
-		seeds := map[gamemap.Size]MapSeedView{}
+		seeds := map[gamemap.Size]liveops.MapSeedView{}
 		for _, s := range snap.MapSeeds {
 			seeds[s.Size] = s
 			b.Maps = append(b.Maps, c.summary(s.Size, s.EffectiveSeed))
 		}
-		for _, q := range c.d.Queues {
+		for _, q := range c.opts.Queues {
 			s := seeds[q.MapSize]
 			p := QueuePreset{ID: q.ID, Mode: q.Mode, MapSize: q.MapSize, Enabled: q.Enabled}
 			b.Queues = append(b.Queues, QueueView{QueuePreset: p, Seed: s.EffectiveSeed, OverriddenBy: s.OverriddenBy})
@@ -228,13 +234,13 @@ func (c *Console) Bootstrap(ctx context.Context, caller Caller) (*AdminBootstrap
 		if b.RecentAudit, err = c.d.Audit.List(ctx, audit.Filter{Limit: RecentAuditLimit}); err != nil {
 			return nil, err
 		}
-		b.RecentAudit = orEmpty(b.RecentAudit)
+		b.RecentAudit = platform.OrEmpty(b.RecentAudit)
 	}
 	return b, nil
 }
 
-func (c *Console) counts(ctx context.Context, now time.Time) (Counts, error) {
-	var out Counts
+func (c *Console) counts(ctx context.Context, now time.Time) (ConsoleCounts, error) {
+	var out ConsoleCounts
 	var err error
 	if out.AccountCounts, err = c.d.Store.CountAccounts(ctx, now); err != nil {
 		return out, fmt.Errorf("count accounts: %w", err)
@@ -266,7 +272,7 @@ func (c *Console) counts(ctx context.Context, now time.Time) (Counts, error) {
 // summary returns the map summary of size and seed, generating it once.
 // The cache holds the few seeds a server ever serves; it is cleared when it
 // grows past a bound so that a stream of seed changes cannot grow it.
-func (c *Console) summary(size gamemap.Size, seed int64) MapSummary {
+func (c *Console) summary(size gamemap.Size, seed int64) liveops.MapSummary {
 	k := mapKey{size, seed}
 	c.mu.Lock()
 	s, ok := c.maps[k]
@@ -274,7 +280,7 @@ func (c *Console) summary(size gamemap.Size, seed int64) MapSummary {
 	if ok {
 		return s
 	}
-	s = SummarizeSeed(size, seed)
+	s = liveops.SummarizeSeed(size, seed)
 	c.mu.Lock()
 	if len(c.maps) >= 32 {
 		clear(c.maps)
@@ -283,3 +289,6 @@ func (c *Console) summary(size gamemap.Size, seed int64) MapSummary {
 	c.mu.Unlock()
 	return s
 }
+
+// orEmpty returns s, or an empty slice for nil, so that lists answer []
+// rather than null.

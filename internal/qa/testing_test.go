@@ -1,11 +1,11 @@
-package liveops_test
+package qa_test
 
 import (
 	"testing"
 
 	"github.com/towerdefence/platformctl/internal/gamemap"
-	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/qa"
 )
 
 // TestKnownSeedsHoldTheirProperty regenerates every scanned seed and
@@ -25,7 +25,7 @@ func TestKnownSeedsHoldTheirProperty(t *testing.T) {
 		},
 	}
 	for _, size := range gamemap.Sizes {
-		known := liveops.FindKnownSeeds(size, scan)
+		known := qa.FindKnownSeeds(size, scan)
 		if len(known) != len(measures) {
 			t.Fatalf("%s: %d properties, want %d", size, len(known), len(measures))
 		}
@@ -73,11 +73,11 @@ func abs(v int) int {
 
 func TestTestingMetadataFollowsTheSwitch(t *testing.T) {
 	ctx := t.Context()
-	off := liveops.NewTesting("production", liveops.ToolSwitches{TestingTools: false}, nil)
+	off := qa.New("production", qa.ToolSwitches{TestingTools: false}, nil)
 	if _, err := off.Metadata(ctx); platform.ErrorCode(err) != platform.CodeNotFound {
 		t.Fatalf("disabled testing tools answered: %v", err)
 	}
-	on := liveops.NewTesting("development", liveops.ToolSwitches{TestingTools: true}, nil)
+	on := qa.New("development", qa.ToolSwitches{TestingTools: true}, nil)
 	md, err := on.Metadata(ctx)
 	if err != nil {
 		t.Fatal(err)
