@@ -149,6 +149,8 @@ func TestRemoteVerbsRefuse(t *testing.T) {
 		says string
 	}{
 		{[]string{"users", "suspend", "--realm", "admin", "--user", support.User.Email, "--reason", "x"}, ExitUsage, "--realm admin"},
+		{[]string{"users", "show", "--realm", "admin", "--user", support.User.Email}, ExitUsage, "--realm admin"},
+		{[]string{"users", "find", "--realm", "admin", "--query", "support"}, ExitUsage, "--realm admin"},
 		{[]string{"users", "delete", "--user", player.User.Email, "--reason", "x"}, ExitRefused, "admins:write"},
 		{[]string{"admin", "create", "--email", "x@example.com", "--name", "X"}, ExitRefused, "admins:write"},
 		{[]string{"liveops", "publish", "--file", file}, ExitRefused, "liveops:write"},
