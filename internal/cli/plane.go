@@ -28,6 +28,8 @@ import (
 type plane interface {
 	SearchUsers(ctx context.Context, q admin.UserQuery) (*admin.UserPage, error)
 	User(ctx context.Context, ref string) (*admin.UserDetail, error)
+	AccountStatus(ctx context.Context, realm account.Realm, ref string) (*lifecycle.AccountStatus, error)
+	InspectToken(ctx context.Context, token string) (*profile.TokenInfo, error)
 	RevokeSessions(ctx context.Context, ref string, in admin.RevokeInput) (*admin.Revoked, error)
 	Audit(ctx context.Context, q admin.AuditQuery) (*admin.AuditPage, error)
 	Mail(ctx context.Context, f mail.Filter) ([]mail.Message, error)
@@ -71,6 +73,14 @@ func (l local) User(ctx context.Context, ref string) (*admin.UserDetail, error) 
 		id = u.ID
 	}
 	return l.svc.User(ctx, l.actor, id)
+}
+
+func (l local) AccountStatus(ctx context.Context, realm account.Realm, ref string) (*lifecycle.AccountStatus, error) {
+	return l.app.Lifecycle.Show(ctx, realm, ref)
+}
+
+func (l local) InspectToken(ctx context.Context, token string) (*profile.TokenInfo, error) {
+	return l.app.Profile.Inspect(ctx, l.actor, token)
 }
 
 func (l local) RevokeSessions(ctx context.Context, ref string, in admin.RevokeInput) (*admin.Revoked, error) {

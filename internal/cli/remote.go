@@ -245,6 +245,21 @@ func (c *remote) User(ctx context.Context, ref string) (*admin.UserDetail, error
 	return &out, c.do(ctx, "GET", "/api/admin/users/"+id.String(), nil, &out)
 }
 
+func (c *remote) AccountStatus(ctx context.Context, realm account.Realm, ref string) (*lifecycle.AccountStatus, error) {
+	id, err := c.playerID(ctx, realm, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out lifecycle.AccountStatus
+	return &out, c.do(ctx, "GET", "/api/admin/users/"+id.String()+"/status", nil, &out)
+}
+
+// InspectToken sends the token in the body, never in the URL.
+func (c *remote) InspectToken(ctx context.Context, token string) (*profile.TokenInfo, error) {
+	var out profile.TokenInfo
+	return &out, c.do(ctx, "POST", "/api/admin/tokens/inspect", map[string]string{"token": token}, &out)
+}
+
 func (c *remote) RevokeSessions(ctx context.Context, ref string, in admin.RevokeInput) (*admin.Revoked, error) {
 	id, err := c.userID(ctx, ref)
 	if err != nil {

@@ -149,6 +149,8 @@ func TestRemoteVerbsRefuse(t *testing.T) {
 		says string
 	}{
 		{[]string{"users", "suspend", "--realm", "admin", "--user", support.User.Email, "--reason", "x"}, ExitUsage, "--realm admin"},
+		{[]string{"users", "show", "--realm", "admin", "--user", support.User.Email}, ExitUsage, "--realm admin"},
+		{[]string{"users", "find", "--realm", "admin", "--query", "support"}, ExitUsage, "--realm admin"},
 		{[]string{"users", "delete", "--user", player.User.Email, "--reason", "x"}, ExitRefused, "admins:write"},
 		{[]string{"admin", "create", "--email", "x@example.com", "--name", "X"}, ExitRefused, "admins:write"},
 		{[]string{"liveops", "publish", "--file", file}, ExitRefused, "liveops:write"},
@@ -172,5 +174,62 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLookupVerbsInBothModes: users show, users find and token inspect
+// answer alike signed in and break-glass, exit alike on bad input, and
+// the inspection is audited under the mode's actor.
+func TestLookupVerbsInBothModes(t *testing.T) {
+	srv := apitest.New(t)
+	boss := srv.CreateAdminWithRole(t, "admin")
+	player := srv.SignUpPlayer(t)
+	modes := planeModes(t, srv, boss)
+	r := runIn(t, modes[0].env, "", "token", "issue", "--user", player.User.Email, "--type", "profile",
+		"--name", "Renamed", "--callback-url", srv.URL+"/confirm", "--output", "json")
+	var issued struct{ Token string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &issued) != nil || issued.Token == "" {
+		t.Fatalf("token issue: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	outputs := map[string][]string{}
+	for _, m := range modes {
+		ok := func(verb, stdin string, args ...string) string {
+			t.Helper()
+			r := runIn(t, m.env, stdin, args...)
+			if r.code != 0 {
+				t.Fatalf("%s %s: exit %d %s", m.name, verb, r.code, r.stderr)
+			}
+			outputs[verb] = append(outputs[verb], r.stdout)
+			return r.stdout
+		}
+		ok("show", "", "users", "show", "--user", player.User.Email, "--output", "json")
+		ok("show by id", "", "users", "show", "--user", player.User.ID.String(), "--output", "json")
+		ok("find", "", "users", "find", "--query", player.User.Nickname[:4], "--output", "json")
+		ok("inspect", issued.Token+"\n", "token", "inspect", "-", "--output", "json")
+		for _, tc := range []struct {
+			args []string
+			code int
+		}{
+			{[]string{"users", "show", "--user", "nobody@example.com"}, ExitNotFound},
+			{[]string{"users", "show", "--user", player.User.Email, "--realm", "moon"}, ExitUsage},
+			{[]string{"token", "inspect", strings.Repeat("ab", 32)}, ExitNotFound},
+			{[]string{"token", "inspect", "not-a-token"}, ExitUsage},
+		} {
+			if r := runIn(t, m.env, "", tc.args...); r.code != tc.code {
+				t.Errorf("%s %v: exit %d, want %d: %s", m.name, tc.args, r.code, tc.code, r.stderr)
+			}
+		}
+		entries, err := srv.App.Audit.List(t.Context(), audit.Filter{Actor: m.actor, Action: "token.inspect"})
+		if err != nil || len(entries) != 2 || entries[len(entries)-1].Target != player.User.ID.String() {
+			t.Errorf("%s: token.inspect entries by %s: %+v (%v), want the found and the unknown token", m.name, m.actor, entries, err)
+		}
+	}
+	for verb, got := range outputs {
+		if len(got) != 2 || got[0] != got[1] {
+			t.Errorf("%s prints\n%s signed in and\n%s break-glass", verb, got[0], got[len(got)-1])
+		}
+	}
+	if !strings.Contains(outputs["show"][0], `"status": "active"`) || !strings.Contains(outputs["find"][0], player.User.ID.String()) {
+		t.Errorf("show or find miss the player: %s %s", outputs["show"][0], outputs["find"][0])
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/towerdefence/platformctl/internal/admin"
-	"github.com/towerdefence/platformctl/internal/app"
 	"github.com/towerdefence/platformctl/internal/config"
 	"github.com/towerdefence/platformctl/internal/platform"
 	"github.com/towerdefence/platformctl/internal/profile"
@@ -39,7 +38,7 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 			"and expiry. The token is not consumed. Pass - to read it from stdin, keeping it out of the\n" +
 			"shell history.",
 		Args: cobra.ExactArgs(1),
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, args []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, args []string) error {
 			token := args[0]
 			if token == "-" {
 				line, err := readLine(e.stdin)
@@ -48,7 +47,7 @@ func newTokenInspectCmd(e *env) *cobra.Command {
 				}
 				token = line
 			}
-			info, err := a.Profile.Inspect(cmd.Context(), supportActor(e), strings.TrimSpace(token))
+			info, err := p.InspectToken(cmd.Context(), strings.TrimSpace(token))
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/towerdefence/platformctl/internal/app"
+	"github.com/towerdefence/platformctl/internal/account"
+	"github.com/towerdefence/platformctl/internal/admin"
 	"github.com/towerdefence/platformctl/internal/lifecycle"
 )
 
@@ -55,12 +57,12 @@ func newUsersShowCmd(e *env) *cobra.Command {
 		Use:   "show --user EMAIL|ID",
 		Short: "Show an account: active, suspended (until when, why) or deleted (when, why)",
 		Long:  "A deleted account is found by its id only: its email is no longer held.",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*f.realm)
 			if err != nil {
 				return err
 			}
-			st, err := a.Lifecycle.Show(cmd.Context(), r, f.user)
+			st, err := p.AccountStatus(cmd.Context(), r, f.user)
 			if err != nil {
 				return err
 			}
@@ -101,15 +103,17 @@ func newUsersFindCmd(e *env) *cobra.Command {
 	var realm, output *string
 	cmd := &cobra.Command{
 		Use:   "find --query PREFIX [--limit N]",
-		Short: "Find accounts whose email or nickname starts with PREFIX",
-		RunE: supportRunE(e, func(cmd *cobra.Command, a *app.App, _ []string) error {
+		Short: "Find accounts by email prefix (with @ or email:) or nickname prefix; the first page of users search",
+		Long: "Players are found by the same search as users search QUERY (which also pages); administrators\n" +
+			"(--realm admin) by email or nickname prefix on the database only.",
+		RunE: planeRunE(e, func(cmd *cobra.Command, p plane, _ []string) error {
 			r, err := parseRealmFlag(*realm)
 			if err != nil {
 				return err
 			}
-			users, err := a.Lifecycle.Find(cmd.Context(), r, query, limit)
+			users, err := findUsers(cmd.Context(), p, r, query, limit)
 			if err != nil {
-				return withExit(ExitUsage, flagNames(err))
+				return err
 			}
 			if ok, err := writeData(e.stdout, *output, users); ok {
 				return err
@@ -122,13 +126,40 @@ func newUsersFindCmd(e *env) *cobra.Command {
 			return v.print(e, []string{"ID", "EMAIL", "NICKNAME", "NAME", "CREATED"}, rows)
 		}),
 	}
-	cmd.Flags().StringVar(&query, "query", "", "the start of an email address or nickname (at least 3 characters)")
+	cmd.Flags().StringVar(&query, "query", "", "the start of an email address or nickname")
 	cmd.MarkFlagRequired("query") //nolint:errcheck // the flag exists
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many accounts (1-100)")
 	realm = addRealmFlag(cmd)
 	output = addOutputFlag(cmd)
 	bindSettings(cmd)
 	return cmd
+}
+
+// findUsers is users find: players through the plane's search, so one
+// search serves find, search and the console; administrators on the
+// database, as the plane serves players only.
+func findUsers(ctx context.Context, p plane, realm account.Realm, query string, limit int) ([]admin.UserSummary, error) {
+	if realm != account.RealmAdmin {
+		page, err := p.SearchUsers(ctx, admin.UserQuery{Query: query, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		return page.Users, nil
+	}
+	l, ok := p.(local)
+	if !ok {
+		return nil, errAdminRealmRemote
+	}
+	found, err := l.app.Lifecycle.Find(ctx, realm, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	users := make([]admin.UserSummary, len(found))
+	for i, u := range found {
+		users[i] = admin.UserSummary{ID: u.ID, Email: u.Email, Name: u.Name, Nickname: u.Nickname,
+			EmailVerified: u.EmailVerified, CreatedAt: u.CreatedAt}
+	}
+	return users, nil
 }
 
 func newUsersExportCmd(e *env) *cobra.Command {

@@ -65,7 +65,7 @@ func TestUsersCommands(t *testing.T) {
 		{[]string{"users", "delete", "--user", ada}, ExitUsage},
 		{[]string{"users", "suspend", "--user", ada, "--reason", "x", "--until", "yesterday"}, ExitUsage},
 		{[]string{"users", "suspend", "--user", ada, "--reason", "x", "--until", "2001-01-01T00:00:00Z"}, ExitUsage},
-		{[]string{"users", "find", "--query", "a"}, ExitUsage},
+		{[]string{"users", "find", "--query", "ada", "--limit", "1000"}, ExitUsage},
 		{[]string{"users", "show", "--user", "nobody@example.com"}, ExitNotFound},
 		{[]string{"users", "show", "--user", ada, "--realm", "moon"}, ExitUsage},
 	} {

@@ -28,7 +28,7 @@ type adminRoute struct {
 // translates one request into one call of the admin service, as the
 // signed-in administrator (admin.ActorOf).
 func adminRoutes(d Deps) []adminRoute {
-	return slices.Concat(adminUserRoutes(d), adminAccountRoutes(d), adminOpsRoutes(d))
+	return slices.Concat(adminUserRoutes(d), adminLookupRoutes(d), adminAccountRoutes(d), adminOpsRoutes(d))
 }
 
 // adminUserRoutes are the routes about the administrator and the players.
@@ -68,6 +68,25 @@ func adminUserRoutes(d Deps) []adminRoute {
 				return nil, err
 			}
 			return d.Admin.IssueToken(r.Context(), in.Input(actor, id.String()))
+		})},
+	}
+}
+
+// adminLookupRoutes answer the questions support asks before acting:
+// where an account stands, and what a token a player pasted is for.
+func adminLookupRoutes(d Deps) []adminRoute {
+	return []adminRoute{
+		{"GET /api/admin/users/{id}/status", role.PlayersRead, adminGet(d, func(r *http.Request, _ string) (any, error) {
+			id, err := uuidParam(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return d.Lifecycle.Show(r.Context(), account.RealmPlayer, id.String())
+		})},
+		// The token travels in the body, never in the URL, so it stays out
+		// of access logs and proxies.
+		{"POST /api/admin/tokens/inspect", role.TokensIssue, adminPost(d, decode[tokenRequest], func(r *http.Request, actor string, in tokenRequest) (any, error) {
+			return d.Profile.Inspect(r.Context(), actor, in.Token)
 		})},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/lifecycle"
 	"github.com/towerdefence/platformctl/internal/liveops"
 	"github.com/towerdefence/platformctl/internal/platform"
+	"github.com/towerdefence/platformctl/internal/profile"
 	"github.com/towerdefence/platformctl/internal/seed"
 )
 
@@ -243,5 +244,82 @@ func TestAdminCreateAdmin(t *testing.T) {
 	}
 	if got := auditedBy(t, srv, boss, "admin.create"); len(got) != 1 {
 		t.Fatalf("refused creations were audited: %+v", got)
+	}
+}
+
+// TestAdminAccountStatus answers where a player's account stands as it
+// changes: active, suspended with the reason and the administrator, and
+// deleted (the tombstone, found by id).
+func TestAdminAccountStatus(t *testing.T) {
+	srv := apitest.New(t)
+	support := srv.CreateAdminWithRole(t, "support")
+	boss := srv.CreateAdminWithRole(t, "admin")
+	player := srv.SignUpPlayer(t)
+	path := "/api/admin/users/" + player.User.ID.String()
+	status := func(want string) lifecycle.AccountStatus {
+		t.Helper()
+		var st lifecycle.AccountStatus
+		res := support.Client.Do("GET", path+"/status", nil)
+		res.Decode(t, &st)
+		if res.Status != 200 || st.Status != want {
+			t.Fatalf("status: %d %s, want %s", res.Status, res.Body, want)
+		}
+		return st
+	}
+	if st := status(lifecycle.StatusActive); st.User.ID != player.User.ID || st.Suspension != nil {
+		t.Fatalf("active: %+v", st)
+	}
+	if res := support.Client.Do("POST", path+"/suspend", map[string]string{"reason": "chargeback"}); res.Status != 200 {
+		t.Fatalf("suspend: %d %s", res.Status, res.Body)
+	}
+	if st := status(lifecycle.StatusSuspended); st.Suspension.Reason != "chargeback" || st.Suspension.Actor != admin.ActorOf(support.User) {
+		t.Fatalf("suspended: %+v", st.Suspension)
+	}
+	if res := boss.Client.Do("POST", path+"/delete", map[string]string{"reason": "asked by mail"}); res.Status != 200 {
+		t.Fatalf("delete: %d %s", res.Status, res.Body)
+	}
+	if st := status(lifecycle.StatusDeleted); st.Tombstone.ID != player.User.ID || st.User != nil {
+		t.Fatalf("deleted: %+v", st)
+	}
+	if res := support.Client.Do("GET", "/api/admin/users/not-an-id/status", nil); res.Status != 400 {
+		t.Fatalf("status of a malformed id: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestAdminInspectToken looks at a token support issued without using
+// it: the answer names the change, the inspection is audited under the
+// administrator with a prefix of the token's hash (never the token), a
+// malformed token is a 400 and an unknown one a 404.
+func TestAdminInspectToken(t *testing.T) {
+	srv := apitest.New(t)
+	support := srv.CreateAdminWithRole(t, "support")
+	player := srv.SignUpPlayer(t)
+	res := support.Client.Do("POST", "/api/admin/users/"+player.User.ID.String()+"/tokens",
+		map[string]string{"type": "profile", "name": "Renamed", "callbackURL": srv.URL + "/confirm"})
+	var issued profile.Issued
+	res.Decode(t, &issued)
+	if res.Status != 200 || issued.Token == "" {
+		t.Fatalf("issue: %d %s", res.Status, res.Body)
+	}
+	res = support.Client.Do("POST", "/api/admin/tokens/inspect", map[string]string{"token": issued.Token})
+	var info profile.TokenInfo
+	res.Decode(t, &info)
+	if res.Status != 200 || info.Status != profile.TokenPending || info.UserID != player.User.ID || info.ChangeID != issued.ChangeID {
+		t.Fatalf("inspect: %d %s", res.Status, res.Body)
+	}
+	entries := auditedBy(t, srv, support, "token.inspect")
+	if len(entries) != 1 || entries[0].Target != player.User.ID.String() {
+		t.Fatalf("token.inspect entries %+v", entries)
+	}
+	if raw, err := json.Marshal(entries[0]); err != nil || strings.Contains(string(raw), issued.Token) {
+		t.Fatalf("the audit entry holds the token (%v): %s", err, raw)
+	}
+	for body, want := range map[string]int{"not-a-token": 400, strings.Repeat("ab", 32): 404} {
+		if res := support.Client.Do("POST", "/api/admin/tokens/inspect", map[string]string{"token": body}); res.Status != want {
+			t.Errorf("inspect %q: %d %s, want %d", body, res.Status, res.Body, want)
+		}
+	}
+	if res := support.Client.Do("POST", "/api/admin/tokens/inspect", map[string]string{}); res.Status != 400 {
+		t.Errorf("inspect without a token: %d %s", res.Status, res.Body)
 	}
 }

@@ -53,6 +53,8 @@ func TestAdminRoleMatrix(t *testing.T) {
 		"POST /api/admin/users/{id}/delete": role.AdminsWrite,
 		"GET /api/admin/users/{id}/export":  role.PlayersRead,
 		"POST /api/admin/admins":            role.AdminsWrite,
+		"GET /api/admin/users/{id}/status":  role.PlayersRead,
+		"POST /api/admin/tokens/inspect":    role.TokensIssue,
 	} {
 		if got, ok := routes[pattern]; !ok || got != perm {
 			t.Errorf("the matrix has %s with %q, want %q", pattern, got, perm)
