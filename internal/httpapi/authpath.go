@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"path"
 	"strings"
 
@@ -36,14 +35,49 @@ func decodeAuthPath(escaped string) (p string, tooDeep bool) {
 	p = escaped
 	tooDeep = true
 	for range maxEncodingLayers + 1 {
-		d, err := url.PathUnescape(p)
-		if err != nil || d == p {
+		d := unescapeLeniently(p)
+		if d == p {
 			tooDeep = false
 			break
 		}
 		p = d
 	}
 	return normalizeSpelling(p), tooDeep
+}
+
+// unescapeLeniently decodes every well-formed %XX of s and keeps a '%'
+// that starts none as it is, as lenient servers and proxies do: strict
+// decoding would stop at "%2%46", which a lenient one reads as "%2F" and,
+// one layer further, as a slash.
+func unescapeLeniently(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }
 
 // normalizeSpelling lower-cases a path, reads backslashes as slashes,
@@ -90,8 +124,8 @@ func resolvedLayerByLayerUnderAuth(escaped string) bool {
 		if underAuth(spelt) || underAuth(resolved) {
 			return true
 		}
-		d, err := url.PathUnescape(resolved)
-		if err != nil || d == resolved {
+		d := unescapeLeniently(resolved)
+		if d == resolved {
 			return false
 		}
 		p = d

@@ -59,6 +59,9 @@ func TestBlockedAuthPath(t *testing.T) {
 		{"/api/profile/update-user", false, ""},
 		{"/api/authx/update-user", false, ""},
 		{"/api/auth/player/%zz", false, ""},
+		// A malformed escape at one layer ("%2%46") hides a slash from a
+		// strict decoder but not from a lenient proxy.
+		{"/Api/auth/detour/.././admin%25252%252546update-user", true, "/api/profile/request-profile-change"},
 	}
 	for _, tt := range tests {
 		use, blocked := blockedAuthPath(tt.path)
