@@ -125,7 +125,7 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionTTL, v) }},
 	{Env: "PLATFORM_SESSION_REFRESH_AFTER", Flag: "session-refresh-after", Group: GroupServer, Type: "duration", Default: "24h", Usage: "age after which an active session's expiry slides forward",
 		set: func(c *Config, v string) error { return parseDuration(&c.SessionRefreshAfter, v) }},
-	{Env: "PLATFORM_SESSION_CACHE_SIZE", Flag: "session-cache-size", Group: GroupServer, Type: "int", Default: "100000", Usage: "validated sessions each process keeps in memory, about 1 KiB each (0 reads every session from the database)",
+	{Env: "PLATFORM_SESSION_CACHE_SIZE", Flag: "session-cache-size", Group: GroupServer, Type: "int", Default: "100000", Usage: "validated sessions each process keeps in memory, about 1 KiB each and 1.6 KiB once get-session has answered from one (0 reads every session from the database)",
 		set: func(c *Config, v string) error { return parseInt(&c.SessionCacheSize, v) }},
 	{Env: "PLATFORM_RATE_LIMIT_LOGIN_IP", Flag: "rate-limit-login-ip", Group: GroupServer, Type: "rate", Default: "30/1m", Usage: "sign-in and sign-up attempts per client IP (N/DURATION or off)",
 		set: func(c *Config, v string) error { return parseRule(&c.RateLimitLoginIP, v) }},
