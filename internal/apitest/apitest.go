@@ -87,7 +87,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 		ln.Close()
 		tb.Fatalf("build app: %v", err)
 	}
-	hs := httptest.NewUnstartedServer(a.Handler())
+	hs := httptest.NewUnstartedServer(a.Handler(nil))
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Start()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -393,7 +394,7 @@ func newLiveOps(cfg *config.Config, db *store.DB, now func() time.Time) *liveops
 	return liveops.New(db.LiveOps(), liveops.Options{
 		Environment: cfg.Env, Catalog: db.LiveOps(),
 		DefaultShortSeed: cfg.MapSeedShort, DefaultLongSeed: cfg.MapSeedLong,
-		SeedRefresh: cfg.LiveOpsRefresh,
+		SeedRefresh: cfg.LiveOpsRefresh, ReadTimeout: cfg.RequestTimeout,
 	}, now)
 }
 
@@ -554,10 +555,13 @@ func migrate(ctx context.Context, db *store.DB, log *slog.Logger, apply bool) er
 	return nil
 }
 
-// Handler returns the HTTP API.
-func (a *App) Handler() http.Handler {
+// Handler returns the HTTP API. accessLog, when not nil, takes the access
+// log's info lines directly as JSON (httpapi.Deps.AccessLog): serve
+// passes the writer under its JSON log handler.
+func (a *App) Handler(accessLog io.Writer) http.Handler {
 	return httpapi.NewHandler(httpapi.Deps{
 		Log:         a.Log,
+		AccessLog:   accessLog,
 		Config:      a.Config,
 		System:      a.System,
 		Matchmaking: a.Matchmaking,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -42,16 +43,23 @@ func newServeCmd(e *env) *cobra.Command {
 			if err := a.SeedEmptySQLite(ctx); err != nil {
 				return err
 			}
-			return serve(ctx, a)
+			// JSON access lines go straight into the buffer under the
+			// JSON handler, in the same format (httpapi.Deps.AccessLog).
+			var accessLog io.Writer
+			if jsonLogs(cfg) {
+				accessLog = logs
+			}
+			return serve(ctx, a, accessLog)
 		},
 	}
 	bindSettings(cmd, config.GroupsAll...)
 	return cmd
 }
 
-// serve runs the API and the background workers until ctx is cancelled.
-func serve(ctx context.Context, a *app.App) error {
-	handler := a.Handler()
+// serve runs the API and the background workers until ctx is cancelled;
+// accessLog is as for app.App.Handler.
+func serve(ctx context.Context, a *app.App, accessLog io.Writer) error {
+	handler := a.Handler(accessLog)
 	ln, err := net.Listen("tcp", a.Config.Addr)
 	if err != nil {
 		return withExit(ExitFailure, fmt.Errorf("listen on %s: %w", a.Config.Addr, err))

@@ -159,10 +159,13 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
+// jsonLogs reports whether the log is in JSON rather than text.
+func jsonLogs(cfg *config.Config) bool { return strings.EqualFold(cfg.LogFormat, "json") }
+
 // newLogger writes structured logs to stderr in the configured format.
 func newLogger(cfg *config.Config, e *env) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if strings.EqualFold(cfg.LogFormat, "json") {
+	if jsonLogs(cfg) {
 		return slog.New(slog.NewJSONHandler(e.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, opts))

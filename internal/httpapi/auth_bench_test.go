@@ -17,7 +17,7 @@ import (
 func BenchmarkGetSession(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"))
 	p := srv.SignUpPlayer(b)
-	h := srv.App.Handler()
+	h := srv.App.Handler(nil)
 	cookie := srv.App.Auth.Cookies().SessionCookieName("player") + "=" + srv.App.Auth.Cookies().Sign(p.Token)
 	req := httptest.NewRequest(http.MethodGet, "/api/auth/player/get-session", nil)
 	req.Header.Set("Cookie", cookie)
@@ -38,7 +38,7 @@ func BenchmarkSignIn(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"),
 		apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))
 	p := srv.SignUpPlayer(b)
-	h := srv.App.Handler()
+	h := srv.App.Handler(nil)
 	body := `{"email":"` + p.User.Email + `","password":"` + p.Password + `"}`
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/api/auth/player/sign-in/email", strings.NewReader(body))
@@ -57,7 +57,7 @@ func BenchmarkSignIn(b *testing.B) {
 func BenchmarkSignInUnknownEmail(b *testing.B) {
 	srv := apitest.New(b, apitest.WithEnv("PLATFORM_LOG_LEVEL", "warn"),
 		apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_IP", "off"), apitest.WithEnv("PLATFORM_RATE_LIMIT_LOGIN_ACCOUNT", "off"))
-	h := srv.App.Handler()
+	h := srv.App.Handler(nil)
 	body := `{"email":"nobody@example.com","password":"correct horse battery"}`
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/api/auth/player/sign-in/email", strings.NewReader(body))

@@ -25,7 +25,7 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 			respond(w, http.StatusOK, map[string]bool{"late": true})
 		}
 	})
-	n := newPipeline(pipelineConfig{log: log, timeout: 50 * time.Millisecond, long: isStream}, mux)
+	n := newPipeline(pipelineConfig{log: log, timeout: 50 * time.Millisecond}, mux)
 
 	start := time.Now()
 	rec := httptest.NewRecorder()
@@ -40,4 +40,31 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Code != "SERVICE_UNAVAILABLE" {
 		t.Fatalf("body %s, want code SERVICE_UNAVAILABLE", rec.Body)
 	}
+}
+
+// TestRoutesWithoutDeadline: the route table exempts exactly the paths
+// registered with HandleWithoutDeadline, and refuses a pattern with a
+// wildcard, which the exact-path lookup could not honour.
+func TestRoutesWithoutDeadline(t *testing.T) {
+	routes := &routeTable{ServeMux: http.NewServeMux(), withoutDeadline: map[string]bool{}}
+	deadlines := map[string]bool{}
+	record := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, deadlines[r.URL.Path] = r.Context().Deadline()
+	})
+	routes.Handle("GET /bounded", record)
+	routes.HandleWithoutDeadline("GET /memory", record)
+	n := newPipeline(pipelineConfig{log: slog.New(slog.NewTextHandler(io.Discard, nil)), timeout: time.Minute,
+		exempt: routes.exempt}, routes.ServeMux)
+	for _, path := range []string{"/bounded", "/memory"} {
+		n.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if !deadlines["/bounded"] || deadlines["/memory"] || len(deadlines) != 2 {
+		t.Fatalf("request deadlines by path %v, want /bounded only", deadlines)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a wildcard pattern was accepted without the deadline")
+		}
+	}()
+	routes.HandleWithoutDeadline("GET /memory/{id}", record)
 }

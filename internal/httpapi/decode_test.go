@@ -43,7 +43,7 @@ func testStack() http.Handler {
 	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
 		respondErr(w, r, log, io.ErrUnexpectedEOF)
 	})
-	return newPipeline(pipelineConfig{log: log, long: isStream}, mux)
+	return newPipeline(pipelineConfig{log: log}, mux)
 }
 
 func TestDecodeAndErrorModel(t *testing.T) {

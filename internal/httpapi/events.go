@@ -17,13 +17,10 @@ import (
 // eventsPath is the player's event stream, the one long-lived route.
 const eventsPath = "/api/player/events"
 
-// isStream tells limitDuration which requests outlive the request timeout.
-func isStream(r *http.Request) bool { return r.URL.Path == eventsPath }
-
 type streamCtxKey struct{}
 
 // setupDeadline gives a stream's setup (the session lookup and the
-// snapshot) the request timeout that limitDuration skipped, and keeps the
+// snapshot) the request timeout the deadline step skipped, and keeps the
 // request's own context for the stream itself (see streamContext).
 func setupDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -17,11 +18,13 @@ import (
 // pipelineConfig is what the middleware needs to know of the service.
 type pipelineConfig struct {
 	log *slog.Logger
-	// timeout is the request deadline (none when zero); long tells the
-	// requests that do without it (streams, which bound their setup with
-	// setupDeadline).
+	// accessJSON, when set, takes the access log's info lines as JSON
+	// (see accessLog).
+	accessJSON io.Writer
+	// timeout is the request deadline (none when zero); exempt tells the
+	// requests that do without it (routeTable.HandleWithoutDeadline).
 	timeout time.Duration
-	long    func(*http.Request) bool
+	exempt  func(*http.Request) bool
 	metrics *routeMetricsTable // nil: no metrics
 }
 
@@ -43,10 +46,10 @@ type pipelineConfig struct {
 func newPipeline(c pipelineConfig, mux *http.ServeMux) *negroni.Negroni {
 	steps := []negroni.Handler{
 		negroni.HandlerFunc(requestID),
-		accessLog{c.log},
+		accessLog{log: c.log, json: c.accessJSON},
 		recovery{c.log},
 		negroni.HandlerFunc(bodyLimit),
-		deadline{timeout: c.timeout, long: c.long},
+		deadline{timeout: c.timeout, exempt: c.exempt},
 	}
 	if c.metrics != nil {
 		steps = append(steps, c.metrics)
@@ -98,43 +101,6 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// accessLog logs one line per request, warning on 5xx. Tokens travel in
-// URLs (verify-email links in the query string, reset-password links in
-// the path), so it logs the path without the query string and with any
-// reset token cut. A request that panics with http.ErrAbortHandler gets
-// no line.
-type accessLog struct{ log *slog.Logger }
-
-func (a accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-	start := time.Now()
-	next(w, r)
-	rw := w.(negroni.ResponseWriter)
-	level := slog.LevelInfo
-	if rw.Status() >= 500 {
-		level = slog.LevelWarn
-	}
-	ctx := r.Context()
-	h := a.log.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
-	// The record goes to the handler as slog.Logger.LogAttrs would send
-	// it, but without looking up the caller's program counter: nothing
-	// here logs the source, and the lookup walks the stack per request.
-	end := time.Now()
-	rec := slog.NewRecord(end, level, "request", 0)
-	rec.AddAttrs(
-		slog.String("request_id", requestIDOf(w)),
-		slog.String("method", r.Method),
-		slog.String("path", loggedPath(r.URL.Path)),
-		slog.Int("status", rw.Status()),
-		slog.Int("bytes", rw.Size()),
-		slog.Float64("duration_ms", float64(end.Sub(start).Microseconds())/1000),
-		slog.String("remote", r.RemoteAddr),
-	)
-	h.Handle(ctx, rec) //nolint:errcheck // as slog.Logger does: a log that cannot be written has no one to tell
-}
-
 // recovery turns a panic into a logged INTERNAL_ERROR instead of a
 // dropped connection. http.ErrAbortHandler keeps its meaning. negroni's
 // own Recovery answers in plain text; this one answers in the error model.
@@ -178,15 +144,16 @@ func bodyLimit(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 // gives up at the deadline; the store reports that as
 // SERVICE_UNAVAILABLE. Without it, a database that stops answering
 // without closing its connections (a network partition, a hung server)
-// would hold every request until the client gave up. Streams (long) do
-// without it; they bound their setup themselves.
+// would hold every request until the client gave up. Requests exempt do
+// without it: streams, and routes served from memory (see
+// routeTable.HandleWithoutDeadline).
 type deadline struct {
 	timeout time.Duration
-	long    func(*http.Request) bool
+	exempt  func(*http.Request) bool
 }
 
 func (d deadline) ServeHTTP(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-	if d.timeout <= 0 || d.long != nil && d.long(r) {
+	if d.timeout <= 0 || d.exempt != nil && d.exempt(r) {
 		next(w, r)
 		return
 	}

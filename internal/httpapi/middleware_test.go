@@ -61,7 +61,7 @@ func TestAccessLogStep(t *testing.T) {
 		respond(w, http.StatusBadGateway, map[string]string{"a": "b"})
 	}
 	r := httptest.NewRequest("GET", "/api/auth/reset-password/SECRET?token=SECRET", nil)
-	serveStep(accessLog{log}, final, r)
+	serveStep(accessLog{log: log}, final, r)
 	var line map[string]any
 	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil {
 		t.Fatalf("log %q: %v", buf.String(), err)
@@ -114,7 +114,7 @@ func TestBodyLimitStep(t *testing.T) {
 }
 
 func TestDeadlineStep(t *testing.T) {
-	step := deadline{timeout: time.Minute, long: isStream}
+	step := deadline{timeout: time.Minute, exempt: func(r *http.Request) bool { return r.URL.Path == eventsPath }}
 	var got time.Time
 	var has bool
 	final := func(_ http.ResponseWriter, r *http.Request) { got, has = r.Context().Deadline() }

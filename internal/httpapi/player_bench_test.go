@@ -68,7 +68,7 @@ func BenchmarkLobbyListHandler(b *testing.B) {
 			b.Fatal(res.Status)
 		}
 	}
-	h := srv.App.Handler()
+	h := srv.App.Handler(nil)
 	req := httptest.NewRequest(http.MethodGet, "/api/player/lobbies", nil)
 	req.Header.Set("Cookie", srv.App.Auth.Cookies().SessionCookieName("player")+"="+srv.App.Auth.Cookies().Sign(me.Token))
 	b.ReportAllocs()

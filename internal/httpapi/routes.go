@@ -13,12 +13,12 @@ import (
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
 // Allow (see exchange.WriteHeader).
 func addRoutes(mux *routeTable, d Deps) {
-	mux.Handle("GET /api", handleHello())
+	mux.HandleWithoutDeadline("GET /api", handleHello())
 	mux.Handle("GET /api/{$}", handleHello())
 	mux.Handle("GET /api/health", handleHealth(d.System))
 	mux.Handle("GET /api/meta", handleMeta(d.System))
-	mux.Handle("GET /api/openapi.json", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.openapi }))
-	mux.Handle("GET /api/schemas", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.schemas.index }))
+	mux.HandleWithoutDeadline("GET /api/openapi.json", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.openapi }))
+	mux.HandleWithoutDeadline("GET /api/schemas", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.schemas.index }))
 	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log))
 
 	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
@@ -38,9 +38,11 @@ func addRoutes(mux *routeTable, d Deps) {
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/kick", requirePlayer(d, handleKickLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/start", requirePlayer(d, handleStartLobby(d.Log, d.Players)))
 	mux.Handle("POST /api/player/lobbies/{lobbyId}/close", requirePlayer(d, handleCloseLobby(d.Log, d.Players)))
-	mux.Handle("GET "+eventsPath, setupDeadline(d.requestTimeout(), requirePlayer(d, handleEvents(d))))
+	mux.HandleWithoutDeadline("GET "+eventsPath, setupDeadline(d.requestTimeout(), requirePlayer(d, handleEvents(d))))
 
-	mux.Handle("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
+	// From memory; the map seeds' database read, once per refresh, has
+	// its own bound (liveops.Options.ReadTimeout).
+	mux.HandleWithoutDeadline("GET /api/matchmaking/queues", handleQueues(d.Log, d.Matchmaking))
 	// Authentication: better-auth's wire protocol, one mount per realm, and
 	// the legacy mount /api/auth for players. Blocked account mutation
 	// paths (update-user, change-password, change-email) never reach the

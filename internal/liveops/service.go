@@ -93,6 +93,11 @@ type Options struct {
 	// before asking the database for a newer one. Versions this service
 	// publishes are seen at once; other processes' within SeedRefresh.
 	SeedRefresh time.Duration
+	// ReadTimeout bounds each database read made for a caller without a
+	// deadline of its own: the queues route is served from memory and
+	// has no request deadline, but MapSeeds reads the database once per
+	// SeedRefresh. Zero leaves such reads unbounded.
+	ReadTimeout time.Duration
 }
 
 // Service serves and changes the live-ops configuration. Versions are
@@ -135,6 +140,8 @@ func (s *Service) configAt(ctx context.Context, version int) (*Config, error) {
 		return cfg, nil
 	}
 	s.mu.Unlock()
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	cfg, err := s.store.LiveOpsConfig(ctx, version)
 	if err != nil {
 		return nil, fmt.Errorf("live-ops config %d: %w", version, err)
@@ -145,6 +152,15 @@ func (s *Service) configAt(ctx context.Context, version int) (*Config, error) {
 	}
 	s.mu.Unlock()
 	return cfg, nil
+}
+
+// bounded gives a database read Options.ReadTimeout when ctx has no
+// deadline.
+func (s *Service) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || s.opts.ReadTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.opts.ReadTimeout)
 }
 
 // Current returns the newest configuration and its head; both are nil
@@ -166,8 +182,11 @@ func (s *Service) current(ctx context.Context, maxAge time.Duration) (*Head, *Co
 		s.mu.Unlock()
 	}
 	if !fresh {
+		rctx, cancel := s.bounded(ctx)
 		var err error
-		if head, err = s.store.LiveOpsHead(ctx); err != nil {
+		head, err = s.store.LiveOpsHead(rctx)
+		cancel()
+		if err != nil {
 			return nil, nil, fmt.Errorf("live-ops head: %w", err)
 		}
 		s.mu.Lock()

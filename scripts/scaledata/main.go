@@ -18,12 +18,15 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 
 	"github.com/towerdefence/platformctl/fixtures"
 	"github.com/towerdefence/platformctl/internal/account"
@@ -145,8 +148,9 @@ func writeCookies(a *app.App, path string, players, spread int) error {
 
 func token(i int) string { return md5hex(fmt.Sprintf("scale-%d", i)) }
 
-// writeAdminCookie creates an administrator with a session and writes its
-// Cookie header.
+// writeAdminCookie creates an administrator with a session and a second
+// factor (which production demands of administrators) and writes the
+// Cookie header of the session the enrolment leaves.
 func writeAdminCookie(ctx context.Context, a *app.App, hash, path string) error {
 	now := a.Now().UTC()
 	u := &account.User{ID: uuid.New(), Realm: account.RealmAdmin, Email: "admin@scale.example.com", Name: "Scale Admin",
@@ -154,12 +158,36 @@ func writeAdminCookie(ctx context.Context, a *app.App, hash, path string) error 
 	if err := a.DB.Accounts().InsertUser(ctx, u); err != nil {
 		return err
 	}
-	p, err := a.Auth.OpenSession(ctx, u, true, auth.Client{UserAgent: "scaledata"})
+	client := auth.Client{UserAgent: "scaledata"}
+	p, err := a.Auth.OpenSession(ctx, u, true, client)
 	if err != nil {
 		return err
 	}
+	if p, err = enrolTOTP(ctx, a, p, client); err != nil {
+		return fmt.Errorf("enrol the administrator's second factor: %w", err)
+	}
 	c := a.Auth.Cookies().SessionCookies(account.RealmAdmin, p.Token, true)[0]
 	return os.WriteFile(path, []byte(c.Name+"="+c.Value+"\n"), 0o600)
+}
+
+// enrolTOTP enrols an authenticator app for p's user with a code computed
+// from the enrolment's URI, as the user's app would, and returns the
+// session the confirmation opens.
+func enrolTOTP(ctx context.Context, a *app.App, p *auth.Principal, client auth.Client) (*auth.Principal, error) {
+	en, err := a.Auth.EnableTOTP(ctx, p, client, Password, "scaledata")
+	if err != nil {
+		return nil, err
+	}
+	uri, err := url.Parse(en.TOTPURI)
+	if err != nil {
+		return nil, err
+	}
+	code, err := totp.GenerateCodeCustom(uri.Query().Get("secret"), a.Now(),
+		totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		return nil, err
+	}
+	return a.Auth.VerifySecondFactor(ctx, p, client, auth.SecondFactorProof{Code: code})
 }
 
 // withoutComments drops the comment lines of stmt, whose $n would
