@@ -17,8 +17,8 @@ import (
 //
 // Every client polls this route, so the header values of each snapshot's
 // two answers are made once (queuesAnswers) and set as they are: building
-// them per request (six Header.Set calls and the length) cost 1.1 µs of
-// the 55 µs of CPU time a request took in `scripts/bench.sh side`.
+// them per request (six Header.Set calls and the length) cost 1.1 µs and
+// 7 allocations of the 5.3 µs the stack took in BenchmarkQueuesPipeline.
 func handleQueues(log *slog.Logger, mm *matchmaking.Service) http.Handler {
 	var latest atomic.Pointer[queuesAnswers]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
