@@ -20,6 +20,11 @@ import (
 // Channel is the PostgreSQL notification channel of the events.
 const Channel = "platform_events"
 
+// ApplicationName names the listening connection in pg_stat_activity, so
+// that an operator (or a test) finds it: its query column shows LISTEN
+// only until the first probe, which runs SELECT 1 on it.
+const ApplicationName = "platformctl events listener"
+
 // Transport is the events.Transport across serve processes on one
 // PostgreSQL database: Publish is a pg_notify on the shared pool after the
 // change has committed, and Run holds one dedicated connection per process
@@ -82,7 +87,12 @@ func (p *Transport) Run(ctx context.Context, deliver func(events.Notice), listen
 }
 
 func (p *Transport) listen(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, p.url)
+	cfg, err := pgx.ParseConfig(p.url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = ApplicationName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

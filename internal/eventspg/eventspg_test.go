@@ -14,6 +14,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/eventspg"
 	"github.com/towerdefence/platformctl/internal/storetest"
+	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
 // TestPostgresListenerReconnects kills the listening connection and checks
@@ -30,6 +31,7 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	defer db.Close()
 	p := eventspg.New(db, url, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	p.Backoff = 10 * time.Millisecond
+	p.Probe = 20 * time.Millisecond // quiet soon, so that it probes
 	got := make(chan events.Notice, 16)
 	listening := make(chan struct{}, 16)
 	done := make(chan error, 1)
@@ -62,7 +64,20 @@ func TestPostgresListenerReconnects(t *testing.T) {
 	waitListening()
 	roundTrip(uuid.New())
 
-	res, err := db.ExecContext(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND datname = current_database()")
+	// Once the quiet listener has probed its connection, its query column
+	// no longer says LISTEN: the connection is found by its name.
+	testwait.For(t, 20*time.Second, "the listener to probe its connection", func() bool {
+		var n int
+		err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1"+
+			" AND datname = current_database() AND query = 'SELECT 1'", eventspg.ApplicationName).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+
+	res, err := db.ExecContext(t.Context(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+		eventspg.ApplicationName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/towerdefence/platformctl/internal/events"
 	"github.com/towerdefence/platformctl/internal/player"
 	"github.com/towerdefence/platformctl/internal/store"
+	"github.com/towerdefence/platformctl/internal/storetest"
 	"github.com/towerdefence/platformctl/internal/testwait"
 )
 
@@ -106,9 +107,8 @@ func TestEventMetricsMove(t *testing.T) {
 	if srv.App.DB.Dialect() == store.Postgres {
 		// A lost listening connection is counted, and its gap mended with
 		// a fresh snapshot.
-		if _, err := srv.App.DB.SQL().ExecContext(t.Context(),
-			"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND datname = current_database()"); err != nil {
-			t.Fatal(err)
+		if n := storetest.TerminateListeners(t, srv.App.DB); n != 1 {
+			t.Fatalf("ended %d listening connections, want 1", n)
 		}
 		snapshotOf(t, other)
 		w.moved(map[string]float64{"platform_events_listener_reconnects_total": 1, delivered(events.TypeSnapshot): 5})

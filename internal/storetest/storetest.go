@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver for creating databases
 
+	"github.com/towerdefence/platformctl/internal/eventspg"
 	"github.com/towerdefence/platformctl/internal/store"
 )
 
@@ -145,8 +146,10 @@ func CountMail(tb testing.TB, db *store.DB, to, template string) int {
 }
 
 // listening selects the PostgreSQL backends of this database that
-// LISTEN for events.
-const listening = "FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+// LISTEN for events, by the name the listener gives its connection (its
+// query column says SELECT 1 once it has probed a quiet connection).
+const listening = "FROM pg_stat_activity WHERE datname = current_database() AND application_name = '" +
+	eventspg.ApplicationName + "'"
 
 // Listeners counts the connections that LISTEN on a PostgreSQL database.
 func Listeners(tb testing.TB, db *store.DB) int {
