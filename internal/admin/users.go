@@ -124,10 +124,11 @@ func (s *Service) userByID(ctx context.Context, id uuid.UUID) (*UserPage, error)
 	if err != nil {
 		return nil, err
 	}
-	return &UserPage{Users: []UserSummary{summaryOf(u)}}, nil
+	return &UserPage{Users: []UserSummary{SummaryOf(u)}}, nil
 }
 
-func summaryOf(u *account.User) UserSummary {
+// SummaryOf is the line a search shows of u.
+func SummaryOf(u *account.User) UserSummary {
 	return UserSummary{ID: u.ID, Email: u.Email, Name: u.Name, Nickname: u.Nickname, EmailVerified: u.EmailVerified, CreatedAt: u.CreatedAt}
 }
 

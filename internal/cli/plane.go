@@ -195,13 +195,23 @@ func osUser(e *env) string {
 // database only; the API's support routes serve players.
 var errAdminRealmRemote = withExit(ExitUsage, fmt.Errorf("--realm admin works on the database only (platformctl logout, then a database URL)"))
 
+// onDatabase returns p as the database plane, which alone serves
+// administrators' own accounts.
+func onDatabase(p plane) (local, error) {
+	l, ok := p.(local)
+	if !ok {
+		return local{}, errAdminRealmRemote
+	}
+	return l, nil
+}
+
 // listSessions returns the user and live sessions of ref: a player's
 // through the plane, an administrator's on the database.
 func listSessions(ctx context.Context, p plane, realm account.Realm, ref string) (*account.User, []admin.SessionView, error) {
 	if realm == account.RealmAdmin {
-		l, ok := p.(local)
-		if !ok {
-			return nil, nil, errAdminRealmRemote
+		l, err := onDatabase(p)
+		if err != nil {
+			return nil, nil, err
 		}
 		u, list, err := l.app.Auth.SupportListSessions(ctx, l.actor, realm, ref)
 		if err != nil {
@@ -220,9 +230,9 @@ func listSessions(ctx context.Context, p plane, realm account.Realm, ref string)
 // administrator's on the database.
 func revokeSessions(ctx context.Context, p plane, realm account.Realm, ref string, in admin.RevokeInput) (*admin.Revoked, error) {
 	if realm == account.RealmAdmin {
-		l, ok := p.(local)
-		if !ok {
-			return nil, errAdminRealmRemote
+		l, err := onDatabase(p)
+		if err != nil {
+			return nil, err
 		}
 		u, n, err := l.app.Auth.SupportRevokeSessions(ctx, l.actor, realm, ref, in.SessionID, in.Reason)
 		if err != nil {

@@ -146,9 +146,9 @@ func findUsers(ctx context.Context, p plane, realm account.Realm, query string, 
 		}
 		return page.Users, nil
 	}
-	l, ok := p.(local)
-	if !ok {
-		return nil, errAdminRealmRemote
+	l, err := onDatabase(p)
+	if err != nil {
+		return nil, err
 	}
 	found, err := l.app.Lifecycle.Find(ctx, realm, query, limit)
 	if err != nil {
@@ -156,8 +156,7 @@ func findUsers(ctx context.Context, p plane, realm account.Realm, query string, 
 	}
 	users := make([]admin.UserSummary, len(found))
 	for i, u := range found {
-		users[i] = admin.UserSummary{ID: u.ID, Email: u.Email, Name: u.Name, Nickname: u.Nickname,
-			EmailVerified: u.EmailVerified, CreatedAt: u.CreatedAt}
+		users[i] = admin.SummaryOf(u)
 	}
 	return users, nil
 }
