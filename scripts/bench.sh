@@ -8,10 +8,12 @@
 #                               warm-up ($BENCH_SOAK_WARMUP, 2m) neither RSS nor
 #                               the Go heap nor the goroutines may grow, and no
 #                               request may fail
-#   scripts/bench.sh side [PATH] the request pipeline's overhead: `serve` against
+#   scripts/bench.sh side [PATH…] the request pipeline's overhead: `serve` against
 #                               a bare net/http handler serving the same bytes,
 #                               in alternating rounds ($BENCH_ROUNDS, 3), by
-#                               requests/s and by CPU time per request; fails
+#                               requests/s and by CPU time per request, for
+#                               each PATH in turn (default the queues; `public`
+#                               is every public GET route); fails if any is
 #                               below $BENCH_MIN_RATIO (0.80); BENCH_SESSION=1
 #                               sends a fresh player's session cookie (for
 #                               /api/auth/player/get-session and player routes)
@@ -41,8 +43,17 @@ mode=${1:-bench}
 case "$mode" in
 bench) ;;
 soak) soak_duration=${2:-6m} ;;
-side) side_path=${2:-/api/matchmaking/queues} ;;
-*) echo "usage: $0 [bench | soak [DURATION] | side [PATH]]" >&2; exit 2 ;;
+side)
+	shift
+	side_paths=("$@")
+	[ ${#side_paths[@]} -gt 0 ] || side_paths=(/api/matchmaking/queues)
+	if [ "${side_paths[*]}" = public ]; then
+		# Every GET route that needs no session and changes nothing.
+		side_paths=(/api /api/health /api/meta /api/openapi.json /api/schemas /api/schemas/Health
+			/api/content/catalog /api/matchmaking/queues /api/auth/player/ok)
+	fi
+	;;
+*) echo "usage: $0 [bench | soak [DURATION] | side [PATH… | public]]" >&2; exit 2 ;;
 esac
 
 PGHOST=${PGHOST:-127.0.0.1}
@@ -150,11 +161,16 @@ common=(-plan scripts/bench.json -base "$base" -c "$connections" -smtp "127.0.0.
 if [ "$mode" = side ]; then
 	side_session=()
 	[ "${BENCH_SESSION:-0}" = 1 ] && side_session=(-session)
-	timeout 15m "$work/loadgen" side -base "$base" -pid "$serve_pid" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
-		"${side_session[@]}" \
-		-warmup "${BENCH_WARMUP:-2s}" -rounds "${BENCH_ROUNDS:-3}" -min "${BENCH_MIN_RATIO:-0.80}" \
-		-json "$out/side.json" | tee "$out/side.txt"
-	log "results in $out/side.txt and $out/side.json"
+	: >"$out/side.txt"
+	failed=0
+	for side_path in "${side_paths[@]}"; do
+		timeout 15m "$work/loadgen" side -base "$base" -pid "$serve_pid" -path "$side_path" -c "$connections" -d "${BENCH_DURATION:-5s}" \
+			"${side_session[@]}" \
+			-warmup "${BENCH_WARMUP:-2s}" -rounds "${BENCH_ROUNDS:-3}" -min "${BENCH_MIN_RATIO:-0.80}" \
+			-json "$out/side$(echo "$side_path" | tr -c 'A-Za-z0-9\n' -).json" | tee -a "$out/side.txt" || failed=1
+	done
+	log "results in $out/side.txt and $out/side-*.json"
+	exit $failed
 elif [ "$mode" = bench ]; then
 	timeout 15m "$work/loadgen" run "${common[@]}" -d "$duration" -warmup "$warmup" -only "${BENCH_ONLY:-}" \
 		"${gobench_args[@]}" -json "$out/bench.json" | tee "$out/bench.txt"

@@ -138,8 +138,9 @@ type Config struct {
 	EventsPerPlayer    int
 	EventsMaxStreams   int
 	// LiveOpsRefresh is how long a server plays the map seeds of the
-	// live-ops version it last read before asking the database whether
-	// another process published a newer one (0: ask on every request).
+	// live-ops version it last read, and serves the content catalog
+	// version it last read, before asking the database whether another
+	// process published a newer one (0: ask on every request).
 	LiveOpsRefresh time.Duration
 	// DBPool sizes the PostgreSQL connection pool and bounds statements;
 	// GaugesRefresh is how often the counter job measures the figures the

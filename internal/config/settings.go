@@ -175,7 +175,7 @@ var settings = []Setting{
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedShort, v) }},
 	{Env: "PLATFORM_MAP_SEED_LONG", Flag: "map-seed-long", Group: GroupServer, Type: "uint64", Default: "20261122", Usage: "seed of the long map the matchmaking queues serve",
 		set: func(c *Config, v string) error { return parseUint64(&c.MapSeedLong, v) }},
-	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Group: GroupServer, Type: "duration", Default: "1s", Usage: "how soon a server plays map seeds another process published (0: check on every request)",
+	{Env: "PLATFORM_LIVEOPS_REFRESH", Flag: "liveops-refresh", Group: GroupServer, Type: "duration", Default: "1s", Usage: "how soon a server plays map seeds and serves a content catalog another process published (0: check on every request)",
 		set: func(c *Config, v string) error { return parseDuration(&c.LiveOpsRefresh, v) }},
 	{Env: "PLATFORM_EVENTS_HEARTBEAT", Flag: "events-heartbeat", Group: GroupServer, Type: "duration", Default: "15s", Usage: "interval of heartbeat comments on player event streams",
 		set: func(c *Config, v string) error { return parseDuration(&c.EventsHeartbeat, v) }},

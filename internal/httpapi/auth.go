@@ -305,9 +305,7 @@ func handleRevokeOtherSessions(d Deps) http.Handler {
 }
 
 func handleAuthOK() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		respond(w, http.StatusOK, map[string]bool{"ok": true})
-	})
+	return handleFixedJSON(func() any { return map[string]bool{"ok": true} })
 }
 
 // handleSendVerificationEmail mails a verification link; a signed-in

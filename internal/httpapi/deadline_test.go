@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -43,28 +44,54 @@ func TestRequestDeadlineAnswers503(t *testing.T) {
 }
 
 // TestRoutesWithoutDeadline: the route table exempts exactly the paths
-// registered with HandleWithoutDeadline, and refuses a pattern with a
-// wildcard, which the exact-path lookup could not honour.
+// registered with HandleWithoutDeadline (an exact path, or one segment
+// under a final wildcard), refuses a pattern its lookup could not honour,
+// and refuses a route with the deadline that an exemption would cover.
 func TestRoutesWithoutDeadline(t *testing.T) {
-	routes := &routeTable{ServeMux: http.NewServeMux(), withoutDeadline: map[string]bool{}}
+	routes := newRouteTable()
 	deadlines := map[string]bool{}
 	record := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		_, deadlines[r.URL.Path] = r.Context().Deadline()
 	})
 	routes.Handle("GET /bounded", record)
 	routes.HandleWithoutDeadline("GET /memory", record)
+	routes.HandleWithoutDeadline("GET /docs/{name}", record)
+	routes.Handle("GET /docs/{name}/versions", record)
+	routes.checkExemptions()
 	n := newPipeline(pipelineConfig{log: slog.New(slog.NewTextHandler(io.Discard, nil)), timeout: time.Minute,
 		exempt: routes.exempt}, routes.ServeMux)
-	for _, path := range []string{"/bounded", "/memory"} {
+	for _, path := range []string{"/bounded", "/memory", "/docs/a", "/docs/a/versions"} {
 		n.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
-	if !deadlines["/bounded"] || deadlines["/memory"] || len(deadlines) != 2 {
-		t.Fatalf("request deadlines by path %v, want /bounded only", deadlines)
+	want := map[string]bool{"/bounded": true, "/memory": false, "/docs/a": false, "/docs/a/versions": true}
+	if !maps.Equal(deadlines, want) {
+		t.Fatalf("request deadlines by path %v, want %v", deadlines, want)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a wildcard pattern was accepted without the deadline")
-		}
-	}()
-	routes.HandleWithoutDeadline("GET /memory/{id}", record)
+
+	for _, tc := range []struct {
+		name     string
+		register func(*routeTable)
+	}{
+		{"a wildcard before the last segment", func(rt *routeTable) { rt.HandleWithoutDeadline("GET /memory/{id}/x", record) }},
+		{"a rest wildcard", func(rt *routeTable) { rt.HandleWithoutDeadline("GET /files/{path...}", record) }},
+		{"another method on an exempt path", func(rt *routeTable) {
+			rt.HandleWithoutDeadline("GET /memory", record)
+			rt.Handle("POST /memory", record)
+			rt.checkExemptions()
+		}},
+		{"a fixed path beside an exempt wildcard", func(rt *routeTable) {
+			rt.HandleWithoutDeadline("GET /docs/{name}", record)
+			rt.Handle("GET /docs/index", record)
+			rt.checkExemptions()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("accepted")
+				}
+			}()
+			tc.register(newRouteTable())
+		})
+	}
 }

@@ -46,9 +46,7 @@ func TestPipelineLogsAndCountsEveryRequest(t *testing.T) {
 		code         string
 	}{
 		{"GET", "/api/matchmaking/queues", nil, 0, 200, 200, ""},
-		// A handler that writes no body never calls WriteHeader: the
-		// stack records status 0 although net/http sends 200.
-		{"HEAD", "/api/matchmaking/queues", nil, 0, 200, 0, ""},
+		{"HEAD", "/api/matchmaking/queues", nil, 0, 200, 200, ""},
 		{"GET", "/api/no-such-route", nil, 0, 404, 404, "NOT_FOUND"},
 		{"DELETE", "/api/matchmaking/queues", nil, 0, 405, 405, "METHOD_NOT_ALLOWED"},
 		{"GET", "/api//matchmaking/queues", nil, 0, 307, 307, ""},
@@ -118,7 +116,7 @@ func TestPipelineLogsAndCountsEveryRequest(t *testing.T) {
 
 	wantCounts := map[string]float64{
 		`/api/matchmaking/queues GET 200`:      1,
-		`/api/matchmaking/queues HEAD 0`:       1,
+		`/api/matchmaking/queues HEAD 200`:     1,
 		`unmatched GET 404`:                    1,
 		`/api/matchmaking/queues DELETE 405`:   0, // the mux's 405 has no pattern
 		`unmatched DELETE 405`:                 1,

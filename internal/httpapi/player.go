@@ -14,14 +14,19 @@ import (
 
 // handleCatalog serves the content catalog with its ETag; a client that
 // sends the current ETag in If-None-Match gets 304 and no body.
+// handleCatalog serves the content catalog, whose answer is made once
+// per version: every client fetches it at start.
 func handleCatalog(log *slog.Logger, players *player.Service) http.Handler {
+	answers := latestAnswers[*player.Catalog, *answer]{make: func(cat *player.Catalog) *answer {
+		return jsonAnswer(cat, answerOptions{etag: cat.ETag, cacheControl: "public, no-cache"})
+	}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cat, err := players.Catalog(r.Context())
+		cat, err := players.CatalogForClients(r.Context())
 		if err != nil {
 			respondErr(w, r, log, err)
 			return
 		}
-		respondWithETag(w, r, cat.ETag, "public, no-cache", cat)
+		answers.of(cat).serve(w, r)
 	})
 }
 

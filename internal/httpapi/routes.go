@@ -11,15 +11,15 @@ import (
 
 // addRoutes is the whole API surface, readable top to bottom. Paths that
 // match no pattern get a JSON 404, and a wrong method a JSON 405 with
-// Allow (see exchange.WriteHeader).
+// Allow (see muxReplyWriter).
 func addRoutes(mux *routeTable, d Deps) {
 	mux.HandleWithoutDeadline("GET /api", handleHello())
-	mux.Handle("GET /api/{$}", handleHello())
-	mux.Handle("GET /api/health", handleHealth(d.System))
-	mux.Handle("GET /api/meta", handleMeta(d.System))
+	mux.HandleWithoutDeadline("GET /api/{$}", handleHello())
+	mux.HandleWithoutDeadline("GET /api/health", handleHealth(d.System)) // the ping has its own bound
+	mux.HandleWithoutDeadline("GET /api/meta", handleMeta(d.System))
 	mux.HandleWithoutDeadline("GET /api/openapi.json", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.openapi }))
 	mux.HandleWithoutDeadline("GET /api/schemas", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.schemas.index }))
-	mux.Handle("GET /api/schemas/{name}", handleSchema(d.Log))
+	mux.HandleWithoutDeadline("GET /api/schemas/{name}", handleSchema(d.Log))
 
 	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
 	mux.Handle("GET /api/player/export", requirePlayer(d, handleExport(d)))
@@ -87,7 +87,7 @@ func addAuthRoutes(mux *routeTable, d Deps, mount string, realm account.Realm) {
 	mux.Handle("POST "+mount+"/revoke-session", requireSession(d, realm, handleRevokeSession(d)))
 	mux.Handle("POST "+mount+"/revoke-sessions", requireSession(d, realm, handleRevokeSessions(d)))
 	mux.Handle("POST "+mount+"/revoke-other-sessions", requireSession(d, realm, handleRevokeOtherSessions(d)))
-	mux.Handle("GET "+mount+"/ok", handleAuthOK())
+	mux.HandleWithoutDeadline("GET "+mount+"/ok", handleAuthOK())
 	mux.Handle("POST "+mount+"/send-verification-email", checkOrigin(d, handleSendVerificationEmail(d, realm)))
 	mux.Handle("GET "+mount+"/verify-email", handleVerifyEmail(d, realm))
 	mux.Handle("POST "+mount+"/request-password-reset", checkOrigin(d, handleRequestPasswordReset(d, realm)))

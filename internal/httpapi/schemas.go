@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -132,20 +133,29 @@ func rewriteRefs(v any) any {
 
 // handleSchema serves /api/schemas/{name}.json (the suffix is optional).
 func handleSchema(log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	answers := sync.OnceValues(func() (map[string]*answer, error) {
 		docs, err := apiDocs()
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]*answer, len(docs.schemas.docs))
+		for name, doc := range docs.schemas.docs {
+			m[name] = newAnswer("application/schema+json", doc, answerOptions{cacheControl: "public, max-age=300"})
+		}
+		return m, nil
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		byName, err := answers()
 		if err != nil {
 			respondErr(w, r, log, err)
 			return
 		}
 		name := strings.TrimSuffix(r.PathValue("name"), ".json")
-		doc, ok := docs.schemas.docs[name]
+		a, ok := byName[name]
 		if !ok {
 			respondErr(w, r, log, platform.Errorf(platform.KindNotFound, platform.CodeNotFound, "No schema named %q; GET /api/schemas lists them", name))
 			return
 		}
-		w.Header().Set("Content-Type", "application/schema+json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		w.Write(doc) //nolint:errcheck // the client went away
+		a.serve(w, r)
 	})
 }

@@ -3,44 +3,52 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/towerdefence/platformctl/internal/system"
 )
 
 func handleHello() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		respond(w, http.StatusOK, map[string]string{"message": "Hello from the platform API"})
-	})
+	return handleFixedJSON(func() any { return map[string]string{"message": "Hello from the platform API"} })
 }
 
+// handleHealth serves the health report, whose answer is made once per
+// report (a report stands for system.HealthEvery).
 func handleHealth(sys *system.Service) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := sys.Health(r.Context())
-		status := http.StatusOK
-		if !h.Healthy() {
-			status = http.StatusServiceUnavailable
+	answers := latestAnswers[*system.Health, *answer]{make: func(h *system.Health) *answer {
+		a := jsonAnswer(h, answerOptions{cacheControl: "no-store"})
+		if !h.Healthy() && a.status == http.StatusOK {
+			a.status = http.StatusServiceUnavailable
 		}
-		w.Header().Set("Cache-Control", "no-store")
-		respond(w, status, h)
+		return a
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answers.of(sys.Health(r.Context())).serve(w, r)
 	})
 }
 
+// handleMeta serves the service's metadata, which is fixed once the
+// server is built (system.Service.AddMeta runs before it serves).
 func handleMeta(sys *system.Service) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		respond(w, http.StatusOK, sys.Meta())
-	})
+	return handleFixedJSON(func() any { return sys.Meta() })
 }
 
 // handleAPIDocument serves one of the API documents (the OpenAPI
 // document, the index of the JSON Schemas), built on first request.
 func handleAPIDocument(log *slog.Logger, pick func(*documents) []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	doc := sync.OnceValues(func() (*answer, error) {
 		docs, err := apiDocs()
+		if err != nil {
+			return nil, err
+		}
+		return newAnswer("application/json", pick(docs), answerOptions{}), nil
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, err := doc()
 		if err != nil {
 			respondErr(w, r, log, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(pick(docs)) //nolint:errcheck // the client went away
+		a.serve(w, r)
 	})
 }

@@ -62,6 +62,10 @@ type Options struct {
 	Limits Limits
 	// LobbyIdleTimeout closes a lobby nobody acted in for this long.
 	LobbyIdleTimeout time.Duration
+	// CatalogRefresh is how long CatalogForClients trusts the catalog
+	// version it last read before asking the database for a newer one;
+	// zero asks every time.
+	CatalogRefresh time.Duration
 }
 
 // Deps are what a player Service works with.
@@ -79,17 +83,23 @@ type Service struct {
 	liveops LiveOps
 	limits  Limits
 	idle    time.Duration
+	refresh time.Duration // Options.CatalogRefresh
 	now     func() time.Time
 	events  Events
 
 	mu      sync.Mutex
 	catalog *Catalog // the last loaded version; versions never change
+	// head is the newest catalog head CatalogForClients read, checked
+	// when.
+	head    *CatalogHead
+	checked time.Time
 }
 
 // New returns the service. queues are the matchmaking queue presets
 // lobbies may be opened for; a lobby holds its queue's largest party.
 func New(d Deps, queues []matchmaking.Queue, opts Options, now func() time.Time) *Service {
-	s := &Service{store: d.Store, queues: queues, liveops: d.LiveOps, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: now}
+	s := &Service{store: d.Store, queues: queues, liveops: d.LiveOps, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: now,
+		refresh: opts.CatalogRefresh}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits
 	}
@@ -123,6 +133,29 @@ func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
 	return s.catalogAt(ctx, head)
 }
 
+// CatalogForClients returns the catalog as GET /api/content/catalog
+// serves it. Every client fetches it at start, so the newest version
+// number is read from the database at most once per
+// Options.CatalogRefresh: a catalog published since is served within
+// that time, or as soon as this server has loaded it. Deck and lobby
+// rules use Catalog, which always asks.
+func (s *Service) CatalogForClients(ctx context.Context) (*Catalog, error) {
+	now := s.now()
+	s.mu.Lock()
+	head, checked := s.head, s.checked
+	s.mu.Unlock()
+	if age := now.Sub(checked); checked.IsZero() || age < 0 || age >= s.refresh {
+		var err error
+		if head, err = s.store.CatalogHead(ctx); err != nil {
+			return nil, fmt.Errorf("catalog head: %w", err)
+		}
+		s.mu.Lock()
+		s.head, s.checked = head, now
+		s.mu.Unlock()
+	}
+	return s.catalogAt(ctx, head)
+}
+
 func (s *Service) catalogAt(ctx context.Context, head *CatalogHead) (*Catalog, error) {
 	if head == nil {
 		return nil, platform.Errorf(platform.KindUnavailable, CodeCatalogNotSeeded,
@@ -131,8 +164,8 @@ func (s *Service) catalogAt(ctx context.Context, head *CatalogHead) (*Catalog, e
 	s.mu.Lock()
 	cached := s.catalog
 	s.mu.Unlock()
-	if cached != nil && cached.Version == head.Version {
-		return cached, nil
+	if cached != nil && cached.Version >= head.Version {
+		return cached, nil // a newer version than head names is as good
 	}
 	content, err := s.store.CatalogContent(ctx, head.Version)
 	if err != nil {

@@ -69,6 +69,8 @@ type Options struct {
 	IdleTimeout time.Duration
 	// World seeds the development world too.
 	World bool
+	// CatalogRefresh is player.Options.CatalogRefresh.
+	CatalogRefresh time.Duration
 }
 
 // New returns an Env whose database holds the embedded content and
@@ -81,7 +83,7 @@ func New(tb testing.TB, opts Options) *Env {
 	e.Accounts = account.New(db.Accounts(), account.NewHasher(Cheap, account.Admission{}), clock.Now)
 	e.LiveOps = liveops.New(db.LiveOps(), liveops.Options{}, clock.Now)
 	e.Players = player.New(player.Deps{Store: db.Player(), LiveOps: e.LiveOps}, Queues,
-		player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout}, clock.Now)
+		player.Options{Limits: opts.Limits, LobbyIdleTimeout: opts.IdleTimeout, CatalogRefresh: opts.CatalogRefresh}, clock.Now)
 	e.Seeder = seed.New(seed.Deps{Store: db.Seed(), Accounts: e.Accounts, Players: e.Players}, Queues, clock.Now)
 	set, ps := seed.Load(fixtures.FS())
 	if len(ps) > 0 {

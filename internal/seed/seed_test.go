@@ -1,6 +1,7 @@
 package seed_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -227,6 +228,47 @@ func TestSeedRefusesInvalidFixturesAndWritesNothing(t *testing.T) {
 			t.Errorf("%s has %d rows after a refused seed", table, n)
 		}
 	}
+}
+
+// Clients are served the catalog version read at most one refresh
+// interval ago; the deck rules use the newest at once.
+func TestClientsGetAPublishedCatalogWithinTheRefresh(t *testing.T) {
+	ctx := t.Context()
+	env := playertest.New(t, playertest.Options{CatalogRefresh: time.Hour})
+	served := catalogVersion(t, env.Players.CatalogForClients)
+	if served.Version != 1 {
+		t.Fatalf("catalog served before a change: version %d", served.Version)
+	}
+
+	m := mapFS(t)
+	edit(t, m, seed.FileCatalog, "{id: mortar, numId: 5, name: Mortar, rarity: epic,", "{id: mortar, numId: 5, name: Mortar, rarity: legendary,")
+	set, ps := seed.Load(m)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if _, err := env.Seeder.Seed(ctx, set, seed.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if again := catalogVersion(t, env.Players.CatalogForClients); again != served {
+		t.Fatalf("catalog served within the refresh: version %d, want version 1 as before", again.Version)
+	}
+	env.Clock.Advance(time.Hour)
+	later := catalogVersion(t, env.Players.CatalogForClients)
+	if later.Version != 2 {
+		t.Fatalf("catalog served after the refresh: version %d, want 2", later.Version)
+	}
+	if rules := catalogVersion(t, env.Players.Catalog); rules != later {
+		t.Fatalf("catalog for the rules: version %d, want the same version 2", rules.Version)
+	}
+}
+
+func catalogVersion(t *testing.T, get func(context.Context) (*player.Catalog, error)) *player.Catalog {
+	t.Helper()
+	cat, err := get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }
 
 func TestSeedPublishesCatalogChangesAndGuardsNumIDs(t *testing.T) {

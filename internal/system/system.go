@@ -4,7 +4,11 @@ package system
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/towerdefence/platformctl/internal/platform"
 )
@@ -48,6 +52,12 @@ type Service struct {
 	db      Pinger
 	now     func() time.Time
 	extra   map[string]any
+
+	pings singleflight.Group
+	mu    sync.Mutex
+	// checked is the last ping's report, made at checkedAt.
+	checked   *Health
+	checkedAt time.Time
 }
 
 // Options describe the running service.
@@ -67,27 +77,67 @@ func New(db Pinger, opts Options, now func() time.Time) *Service {
 // AddMeta publishes an extra field in /api/meta. Call it while wiring, before serving.
 func (s *Service) AddMeta(key string, value any) { s.extra[key] = value }
 
-// Health pings the database within two seconds so a hung database turns
-// into a failing check rather than a hung health probe.
-func (s *Service) Health(ctx context.Context) Health {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// HealthEvery is how long a database check stands. GET /api/health is
+// public and anyone may call it as often as they like; the database is
+// pinged at most once per interval per server, by one caller while the
+// others wait for its result. Load balancers probe every few seconds, so
+// a second of staleness changes nothing they see, and requests to the
+// route no longer turn into database round trips.
+const HealthEvery = time.Second
+
+// pingTimeout bounds a ping, so that a hung database turns into a
+// failing check rather than a hung health probe.
+const pingTimeout = 2 * time.Second
+
+// Health reports the database's health: a ping, made at most once per
+// HealthEvery, and recent write failures (SQLite's disk full), which a
+// ping cannot see and which are read on every call. A report is shared
+// while it stands: callers must not change it.
+func (s *Service) Health(ctx context.Context) *Health {
+	h := s.pinged(ctx)
+	if werr := s.db.WriteFailure(ctx); werr != nil {
+		return h.withWriteFailure(werr, s.now())
+	}
+	return h
+}
+
+// pinged returns the standing ping report, or pings for a new one.
+// Callers that arrive during a ping share it, and a caller that goes
+// away does not cut it short for the others.
+func (s *Service) pinged(ctx context.Context) *Health {
+	s.mu.Lock()
+	h, at := s.checked, s.checkedAt
+	s.mu.Unlock()
+	if age := s.now().Sub(at); h != nil && age >= 0 && age < HealthEvery {
+		return h
+	}
+	v, _, _ := s.pings.Do("ping", func() (any, error) { return s.ping(context.WithoutCancel(ctx)), nil })
+	return v.(*Health)
+}
+
+func (s *Service) ping(ctx context.Context) *Health {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	start := s.now()
 	err := s.db.Ping(ctx)
-	elapsed := s.now().Sub(start)
-	c := Check{Status: "pass", ObservedValue: float64(elapsed.Microseconds()) / 1000, ObservedUnit: "ms", Time: start.UTC().Format(time.RFC3339)}
-	h := Health{Status: "pass", Version: s.build.Version, Checks: map[string][]Check{"database:responseTime": {c}}}
+	end := s.now()
+	c := Check{Status: "pass", ObservedValue: float64(end.Sub(start).Microseconds()) / 1000, ObservedUnit: "ms", Time: start.UTC().Format(time.RFC3339)}
 	if err != nil {
 		c.Status, c.Output = "fail", "database unreachable"
-		h.Status = "fail"
-		h.Checks["database:responseTime"] = []Check{c}
 	}
-	if werr := s.db.WriteFailure(ctx); werr != nil {
-		h.Status = "fail"
-		h.Checks["database:writes"] = []Check{{Status: "fail", Output: "writes are failing: " + werr.Error(),
-			ObservedUnit: "ms", Time: start.UTC().Format(time.RFC3339)}}
-	}
+	h := &Health{Status: c.Status, Version: s.build.Version, Checks: map[string][]Check{"database:responseTime": {c}}}
+	s.mu.Lock()
+	s.checked, s.checkedAt = h, end
+	s.mu.Unlock()
 	return h
+}
+
+// withWriteFailure returns a copy of h that fails on err.
+func (h *Health) withWriteFailure(err error, now time.Time) *Health {
+	checks := maps.Clone(h.Checks)
+	checks["database:writes"] = []Check{{Status: "fail", Output: "writes are failing: " + err.Error(),
+		ObservedUnit: "ms", Time: now.UTC().Format(time.RFC3339)}}
+	return &Health{Status: "fail", Version: h.Version, Checks: checks}
 }
 
 // Meta returns the service metadata merged with the extra fields.
