@@ -403,7 +403,8 @@ func newPlayers(cfg *config.Config, db *store.DB, queues []matchmaking.Queue, li
 	limits := player.DefaultLimits
 	limits.MaxFriends = cfg.FriendLimit
 	return player.New(player.Deps{Store: db.Player(), LiveOps: liveOps, Events: ev}, queues,
-		player.Options{Limits: limits, LobbyIdleTimeout: cfg.LobbyIdleTimeout, CatalogRefresh: cfg.LiveOpsRefresh}, now)
+		player.Options{Limits: limits, LobbyIdleTimeout: cfg.LobbyIdleTimeout, CatalogRefresh: cfg.LiveOpsRefresh,
+			ReadTimeout: cfg.RequestTimeout}, now)
 }
 
 // addPlayerMeta publishes in /api/meta the facts clients need about the

@@ -21,7 +21,9 @@ func addRoutes(mux *routeTable, d Deps) {
 	mux.HandleWithoutDeadline("GET /api/schemas", handleAPIDocument(d.Log, func(docs *documents) []byte { return docs.schemas.index }))
 	mux.HandleWithoutDeadline("GET /api/schemas/{name}", handleSchema(d.Log))
 
-	mux.Handle("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
+	// From memory; its database reads, once per refresh, have their own
+	// bound (player.Options.ReadTimeout).
+	mux.HandleWithoutDeadline("GET /api/content/catalog", handleCatalog(d.Log, d.Players))
 	mux.Handle("GET /api/player/export", requirePlayer(d, handleExport(d)))
 	mux.Handle("GET /api/player/bootstrap", requirePlayer(d, handleBootstrap(d.Log, d.Players)))
 	mux.Handle("GET /api/player/decks", requirePlayer(d, handleDecks(d.Log, d.Players)))

@@ -66,6 +66,10 @@ type Options struct {
 	// version it last read before asking the database for a newer one;
 	// zero asks every time.
 	CatalogRefresh time.Duration
+	// ReadTimeout bounds CatalogForClients's database reads for a caller
+	// without a deadline of its own (the catalog route has none); zero
+	// leaves them unbounded.
+	ReadTimeout time.Duration
 }
 
 // Deps are what a player Service works with.
@@ -83,9 +87,10 @@ type Service struct {
 	liveops LiveOps
 	limits  Limits
 	idle    time.Duration
-	refresh time.Duration // Options.CatalogRefresh
-	now     func() time.Time
-	events  Events
+	// refresh and readTimeout are Options.CatalogRefresh and ReadTimeout.
+	refresh, readTimeout time.Duration
+	now                  func() time.Time
+	events               Events
 
 	mu      sync.Mutex
 	catalog *Catalog // the last loaded version; versions never change
@@ -99,7 +104,7 @@ type Service struct {
 // lobbies may be opened for; a lobby holds its queue's largest party.
 func New(d Deps, queues []matchmaking.Queue, opts Options, now func() time.Time) *Service {
 	s := &Service{store: d.Store, queues: queues, liveops: d.LiveOps, limits: opts.Limits, idle: opts.LobbyIdleTimeout, now: now,
-		refresh: opts.CatalogRefresh}
+		refresh: opts.CatalogRefresh, readTimeout: opts.ReadTimeout}
 	if s.limits == (Limits{}) {
 		s.limits = DefaultLimits
 	}
@@ -138,22 +143,38 @@ func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
 // number is read from the database at most once per
 // Options.CatalogRefresh: a catalog published since is served within
 // that time, or as soon as this server has loaded it. Deck and lobby
-// rules use Catalog, which always asks.
+// rules use Catalog, which always asks. The route has no request
+// deadline; reads made here have Options.ReadTimeout.
 func (s *Service) CatalogForClients(ctx context.Context) (*Catalog, error) {
+	if cat := s.standingCatalog(); cat != nil {
+		return cat, nil
+	}
+	if _, ok := ctx.Deadline(); !ok && s.readTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.readTimeout)
+		defer cancel()
+	}
+	head, err := s.store.CatalogHead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("catalog head: %w", err)
+	}
+	s.mu.Lock()
+	s.head, s.checked = head, s.now()
+	s.mu.Unlock()
+	return s.catalogAt(ctx, head)
+}
+
+// standingCatalog returns the loaded catalog when the head read within
+// the refresh interval names it or an older version, else nil.
+func (s *Service) standingCatalog() *Catalog {
 	now := s.now()
 	s.mu.Lock()
-	head, checked := s.head, s.checked
-	s.mu.Unlock()
-	if age := now.Sub(checked); checked.IsZero() || age < 0 || age >= s.refresh {
-		var err error
-		if head, err = s.store.CatalogHead(ctx); err != nil {
-			return nil, fmt.Errorf("catalog head: %w", err)
-		}
-		s.mu.Lock()
-		s.head, s.checked = head, now
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	age := now.Sub(s.checked)
+	if s.checked.IsZero() || age < 0 || age >= s.refresh || s.head == nil || s.catalog == nil || s.catalog.Version < s.head.Version {
+		return nil
 	}
-	return s.catalogAt(ctx, head)
+	return s.catalog
 }
 
 func (s *Service) catalogAt(ctx context.Context, head *CatalogHead) (*Catalog, error) {
