@@ -13,9 +13,8 @@ import (
 )
 
 // handleCatalog serves the content catalog with its ETag; a client that
-// sends the current ETag in If-None-Match gets 304 and no body.
-// handleCatalog serves the content catalog, whose answer is made once
-// per version: every client fetches it at start.
+// sends the current ETag in If-None-Match gets 304 and no body. Every
+// client fetches it at start, so its answer is made once per version.
 func handleCatalog(log *slog.Logger, players *player.Service) http.Handler {
 	answers := latestAnswers[*player.Catalog, *answer]{make: func(cat *player.Catalog) *answer {
 		return jsonAnswer(cat, answerOptions{etag: cat.ETag, cacheControl: "public, no-cache"})
