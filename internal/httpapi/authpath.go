@@ -148,12 +148,19 @@ type authPathVerdict struct {
 // name, or when it is encoded too deeply to read.
 func inspectAuthPath(escaped string) authPathVerdict {
 	if plain, ok := plainPath(escaped); ok {
-		if !underAuth(plain) {
+		if !underAuthAnyCase(plain) {
 			return authPathVerdict{}
 		}
-		use, blocked := blockedSegment(plain)
+		use, blocked := blockedSegment(strings.ToLower(plain))
 		return authPathVerdict{under: true, blocked: blocked, use: use}
 	}
+	return inspectDecodedAuthPath(escaped)
+}
+
+// inspectDecodedAuthPath is inspectAuthPath for any path, decoding and
+// resolving it in full (FuzzBlockedAuthPath holds plainPath's shortcut
+// to it).
+func inspectDecodedAuthPath(escaped string) authPathVerdict {
 	raw, tooDeep := decodeAuthPath(escaped)
 	if !underAuth(raw) && !underAuth(path.Clean(raw)) && !resolvedLayerByLayerUnderAuth(escaped) {
 		return authPathVerdict{}
@@ -174,16 +181,17 @@ func blockedAuthPath(escaped string) (replacement string, blocked bool) {
 }
 
 // plainPath recognises, without allocating, the common path that is
-// already normal: lower-case letters, digits, '-', '_' and single slashes
-// only (no escapes, dots or backslashes), where normalising only drops a
-// trailing slash.
+// already normal but for its letter case: letters, digits, '-', '_' and
+// single slashes only (no escapes, dots or backslashes), where
+// normalising only lower-cases it and drops a trailing slash.
 func plainPath(escaped string) (string, bool) {
 	if len(escaped) == 0 || escaped[0] != '/' {
 		return "", false
 	}
 	for i := 1; i < len(escaped); i++ {
 		c := escaped[i]
-		plain := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '/' && escaped[i-1] != '/'
+		plain := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' ||
+			c == '/' && escaped[i-1] != '/'
 		if !plain {
 			return "", false
 		}
@@ -242,4 +250,10 @@ func guardAuthPath(w http.ResponseWriter, r *http.Request) bool {
 
 func underAuth(normalized string) bool {
 	return normalized == "/api/auth" || strings.HasPrefix(normalized, "/api/auth/")
+}
+
+// underAuthAnyCase is underAuth for a path not yet lower-cased.
+func underAuthAnyCase(p string) bool {
+	const mount = "/api/auth"
+	return len(p) >= len(mount) && strings.EqualFold(p[:len(mount)], mount) && (len(p) == len(mount) || p[len(mount)] == '/')
 }

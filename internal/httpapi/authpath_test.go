@@ -146,6 +146,8 @@ func hex2(c byte) string {
 func FuzzBlockedAuthPath(f *testing.F) {
 	f.Add(uint64(1), uint8(3), "/api/auth/player/sign-in/email")
 	f.Add(uint64(2), uint8(8), "%%2e/../")
+	f.Add(uint64(3), uint8(0), "/API/Auth/Player/Update-User/")
+	f.Add(uint64(4), uint8(0), "/api/schemas/Health")
 	f.Fuzz(func(t *testing.T, seed uint64, steps uint8, arbitrary string) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		for _, mount := range []string{"/api/auth/player", "/api/auth/admin", "/api/auth"} {
@@ -159,7 +161,10 @@ func FuzzBlockedAuthPath(f *testing.F) {
 				}
 			}
 		}
-		blockedAuthPath(arbitrary) // must not panic
+		got := inspectAuthPath(arbitrary) // must not panic
+		if _, plain := plainPath(arbitrary); plain && got != inspectDecodedAuthPath(arbitrary) {
+			t.Fatalf("%q: the plain path shortcut says %+v, the full reading %+v", arbitrary, got, inspectDecodedAuthPath(arbitrary))
+		}
 		for _, route := range []string{"/sign-in/email", "/sign-up/email", "/get-session", "/reset-password", "/list-sessions"} {
 			if _, blocked := blockedAuthPath("/api/auth/player" + route); blocked {
 				t.Fatalf("real route %s blocked", route)
