@@ -1,6 +1,10 @@
 package auth_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
 	"testing"
 	"time"
@@ -17,7 +21,7 @@ func benchPasskey(tb testing.TB, f *fixture, p *auth.Principal) (virtualwebauthn
 	tb.Helper()
 	rp := virtualwebauthn.RelyingParty{Name: "Tower Defence", ID: "localhost", Origin: "http://localhost:8080"}
 	authr := virtualwebauthn.NewAuthenticatorWithOptions(virtualwebauthn.AuthenticatorOptions{UserHandle: p.User.ID[:]})
-	cred := virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2)
+	cred := ec2Credential(tb)
 	opts, err := f.svc.BeginPasskeyRegistration(tb.Context(), p)
 	if err != nil {
 		tb.Fatal(err)
@@ -36,6 +40,33 @@ func benchPasskey(tb testing.TB, f *fixture, p *auth.Principal) (virtualwebauthn
 	}
 	authr.AddCredential(cred)
 	return rp, authr, &authr.Credentials[0]
+}
+
+// ec2Credential returns a software authenticator's P-256 credential whose
+// public key coordinates both start with a non-zero byte. virtualwebauthn
+// encodes a coordinate with big.Int.Bytes, which drops leading zeros, so
+// about one key in 64 would reach the server with a short coordinate,
+// which a real authenticator never sends and the server rightly refuses.
+func ec2Credential(tb testing.TB) virtualwebauthn.Credential {
+	tb.Helper()
+	for {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		point, err := key.PublicKey.Bytes() // 0x04, X (32 bytes), Y (32 bytes)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if point[1] == 0 || point[33] == 0 {
+			continue
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return virtualwebauthn.NewCredentialWithImportedKey(virtualwebauthn.KeyTypeEC2, der)
+	}
 }
 
 // passkeyAssertion starts a discoverable sign-in and answers it.
