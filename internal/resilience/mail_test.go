@@ -251,10 +251,25 @@ func TestTwoServersOneDatabase(t *testing.T) {
 		"PLATFORM_DATABASE_URL": storetest.URL(t),
 		"PLATFORM_SMTP_URL":     smtp.URL(),
 	})
-	a := startServe(t, env)
-	b := startServe(t, env)
-	servers := []*serveProc{a, b}
+	servers := []*serveProc{startServe(t, env), startServe(t, env)}
+	// One worker may win every mail of a round; rounds repeat until both
+	// processes' workers have delivered, so the single deliveries held
+	// while they competed for the outbox.
+	const rounds = 4
+	for range rounds {
+		twinServersRound(t, servers, smtp, env["PLATFORM_DATABASE_URL"])
+		if t.Failed() || len(senders(t, env["PLATFORM_DATABASE_URL"])) >= 2 {
+			return
+		}
+	}
+	t.Errorf("after %d rounds only one worker sent the mail (%v); the test wants both processes delivering",
+		rounds, senders(t, env["PLATFORM_DATABASE_URL"]))
+}
 
+// twinServersRound has eight new players ask for a profile change, each
+// on one of servers, and confirms every token on both servers at once.
+func twinServersRound(t *testing.T, servers []*serveProc, smtp *mailtest.Server, dbURL string) {
+	t.Helper()
 	const players = 8
 	type player struct{ cookie, email, nick string }
 	var ps []player
@@ -279,7 +294,7 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	for _, p := range ps {
 		emails = append(emails, p.email)
 	}
-	got := waitForChangeMails(t, openStore(t, env["PLATFORM_DATABASE_URL"]), smtp, emails, 30*time.Second)
+	got := waitForChangeMails(t, openStore(t, dbURL), smtp, emails, 30*time.Second)
 
 	// Each token is confirmed on both servers at the same moment.
 	for _, p := range ps {
@@ -312,11 +327,6 @@ func TestTwoServersOneDatabase(t *testing.T) {
 		}
 	}
 
-	// Both processes' workers delivered, so the single deliveries above
-	// held while they competed for the outbox.
-	if workers := senders(t, env["PLATFORM_DATABASE_URL"]); len(workers) < 2 {
-		t.Errorf("only %d worker(s) sent the mail (%v); the test wants both processes delivering", len(workers), workers)
-	}
 }
 
 // senders returns the workers that sent profile-change mail, from the
