@@ -69,7 +69,7 @@ func newAnswer(contentType string, body []byte, o answerOptions) *answer {
 func jsonAnswer(v any, o answerOptions) *answer {
 	body, err := json.Marshal(v)
 	if err != nil {
-		a := newAnswer("application/json", []byte(`{"code":"INTERNAL_ERROR","message":"internal error"}`+"\n"), answerOptions{})
+		a := newAnswer("application/json", []byte(unencodableBody+"\n"), answerOptions{})
 		a.status = http.StatusInternalServerError
 		return a
 	}

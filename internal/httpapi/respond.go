@@ -67,13 +67,15 @@ func statusOf(kind platform.Kind) int {
 	return http.StatusInternalServerError
 }
 
+// unencodableBody answers a value JSON cannot encode. Only a programming
+// error gets there; the answer keeps the error model anyway.
+const unencodableBody = `{"code":"INTERNAL_ERROR","message":"internal error"}`
+
 // respond writes v as JSON with the given status.
 func respond(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		// Only a programming error gets here; keep the error model anyway.
-		status = http.StatusInternalServerError
-		body = []byte(`{"code":"INTERNAL_ERROR","message":"internal error"}`)
+		status, body = http.StatusInternalServerError, []byte(unencodableBody)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
